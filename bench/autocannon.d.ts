@@ -1,0 +1,68 @@
+// autocannon 9 ships no type declarations. This declares the part of its programmatic API the
+// benchmarks use, so `tsc --noEmit` stays strict without adding @types/autocannon.
+declare module 'autocannon' {
+  import type { EventEmitter } from 'node:events';
+
+  namespace autocannon {
+    interface Options {
+      url: string;
+      method?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Concurrent connections (default 10). */
+      connections?: number;
+      /** Seconds (default 10). */
+      duration?: number;
+      pipelining?: number;
+      /** Worker threads firing the requests (0: the calling thread). */
+      workers?: number;
+      /** Seconds before a request counts as timed out (default 10). */
+      timeout?: number;
+      title?: string;
+    }
+
+    /** A histogram summary: average, extremes and percentiles (`p50`, `p99`, …). */
+    interface Histogram {
+      average: number;
+      mean: number;
+      stddev: number;
+      min: number;
+      max: number;
+      total: number;
+      p50: number;
+      p90: number;
+      p99: number;
+      [percentile: `p${string}`]: number;
+    }
+
+    interface Result {
+      url: string;
+      connections: number;
+      duration: number;
+      errors: number;
+      timeouts: number;
+      mismatches: number;
+      non2xx: number;
+      resets: number;
+      '1xx': number;
+      '2xx': number;
+      '3xx': number;
+      '4xx': number;
+      '5xx': number;
+      statusCodeStats: Record<string, { count: number }>;
+      /** Milliseconds per request. */
+      latency: Histogram & { totalCount: number };
+      /** Requests per second, over the per-second samples. */
+      requests: Histogram & { sent: number };
+      /** Bytes per second. */
+      throughput: Histogram;
+    }
+
+    type Instance = EventEmitter & PromiseLike<Result>;
+  }
+
+  /** Runs a load test; without a callback the returned instance is also a promise of the result. */
+  function autocannon(options: autocannon.Options): autocannon.Instance;
+
+  export = autocannon;
+}

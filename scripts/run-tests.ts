@@ -1,0 +1,51 @@
+// Runs the whole suite with tap, then prints the plain summary line `N passed, N failed` computed from
+// tap's saved per-file results: one count per top-level test of each file, and a file that crashed
+// or printed no plan counts as one failure of its own.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { Parser, type Result } from 'tap-parser';
+
+const RESULTS = '.tap/test-results';
+
+function resultFiles(dir: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return entries.flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? resultFiles(full) : full.endsWith('.tap') ? [full] : [];
+  });
+}
+
+function countFile(file: string): { passed: number; failed: number } {
+  const tests: Result[] = [];
+  let complete = false;
+  let ok = true;
+  const parser = new Parser((summary) => {
+    complete = summary.plan.end !== null || summary.plan.skipAll;
+    ok = summary.ok;
+  });
+  parser.on('assert', (result: Result) => tests.push(result));
+  parser.end(readFileSync(file, 'utf8'));
+  const passed = tests.filter((r) => r.ok || r.todo || r.skip).length;
+  let failed = tests.length - passed;
+  if ((!complete || !ok) && failed === 0) failed = 1;
+  return { passed, failed };
+}
+
+rmSync(RESULTS, { recursive: true, force: true });
+const run = spawnSync('tap', process.argv.slice(2), { stdio: 'inherit', shell: false });
+let passed = 0;
+let failed = 0;
+for (const file of resultFiles(RESULTS)) {
+  const counts = countFile(file);
+  passed += counts.passed;
+  failed += counts.failed;
+}
+if (run.status !== 0 && failed === 0) failed = 1;
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exit(failed > 0 || run.status !== 0 ? 1 : 0);

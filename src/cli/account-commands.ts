@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { runCommand } from './cli-runtime.ts';
+
+/** `user create|plan` and `key create|list|revoke`. */
+export function registerAccountCommands(program: Command): void {
+  const user = program.command('user').description('owner accounts');
+  user
+    .command('create')
+    .requiredOption('--email <email>', 'account email address')
+    .option('--plan <plan>', 'plan name (see PLAN_QUOTAS)', 'free')
+    .action((opts: { email: string; plan: string }) => runCommand((s) => s.accounts.create(opts.email, opts.plan)));
+  user
+    .command('plan')
+    .requiredOption('--user <id>', 'account id')
+    .requiredOption('--plan <plan>', 'plan name (see PLAN_QUOTAS)')
+    .action((opts: { user: string; plan: string }) => runCommand((s) => s.accounts.setPlan(opts.user, opts.plan)));
+
+  const key = program.command('key').description('API keys');
+  key
+    .command('create')
+    .requiredOption('--user <id>', 'account id')
+    .requiredOption('--name <name>', 'label for the key')
+    .action((opts: { user: string; name: string }) => runCommand((s) => s.apiKeys.create(opts.user, opts.name)));
+  key
+    .command('list')
+    .requiredOption('--user <id>', 'account id')
+    .action((opts: { user: string }) => runCommand((s) => s.apiKeys.list(opts.user)));
+  key
+    .command('revoke')
+    .requiredOption('--user <id>', 'account id')
+    .requiredOption('--key <id>', 'key id')
+    .action((opts: { user: string; key: string }) => runCommand((s) => s.apiKeys.revoke(opts.user, opts.key)));
+}

@@ -1,0 +1,48 @@
+import { systemClock } from '../clock.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { DomainError } from '../errors.ts';
+import { createLogger } from '../logger.ts';
+import { createServices, type Services } from '../services.ts';
+import { ManagedRedisError } from '../store/managed-redis.ts';
+import { openRedis, RedisUnreachableError } from '../store/redis-client.ts';
+
+/** A command failed in a way the operator can act on; the message is printed as is. */
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+/**
+ * Runs one CLI command against the service layer: prints its result as one JSON value on stdout,
+ * or a one-line error on stderr (the API's `detail` where there is one) and exit code 1.
+ */
+export async function runCommand(action: (services: Services) => Promise<unknown>): Promise<void> {
+  try {
+    const config = loadConfig();
+    // Logs would break the one-JSON-value contract on stdout: the CLI reports through its exit.
+    const logger = createLogger('silent');
+    const handle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
+    try {
+      const result = await action(createServices(handle.redis, config, systemClock));
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    process.stderr.write(`${oneLine(error)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+function oneLine(error: unknown): string {
+  if (error instanceof DomainError) return error.detail;
+  if (
+    error instanceof ConfigError ||
+    error instanceof ManagedRedisError ||
+    error instanceof RedisUnreachableError ||
+    error instanceof CliError
+  ) {
+    return error.message;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `switchboard: ${message.split('\n')[0]}`;
+}

@@ -1,0 +1,20 @@
+import { Command } from 'commander';
+import { registerAccountCommands } from './account-commands.ts';
+import { registerChatbotCommands } from './chatbot-commands.ts';
+import { registerSourceCommands } from './source-commands.ts';
+
+/** The operator CLI (DESIGN.md): one JSON value on stdout and exit 0, or one line on stderr and exit 1. */
+export function buildProgram(): Command {
+  const program = new Command('switchboard').description('Switchboard operator CLI');
+  // Loaded on demand: the other commands need neither restify nor the rest of the gateway.
+  program
+    .command('serve')
+    .description('start the gateway')
+    .action(async () => (await import('../main.ts')).serve());
+  registerAccountCommands(program);
+  registerChatbotCommands(program);
+  registerSourceCommands(program);
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);

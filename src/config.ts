@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+/** A configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const bool01 = z.enum(['0', '1']).transform((value) => value === '1');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const url = (protocols: string[]) =>
+  z.url().refine((value) => protocols.includes(new URL(value).protocol), {
+    message: `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`,
+  });
+
+const planQuotas = z.string().transform((value, ctx) => {
+  const quotas: Record<string, number> = {};
+  for (const entry of value.split(',')) {
+    const match = /^\s*([a-z][a-z0-9_-]*)\s*=\s*(\d+)\s*$/.exec(entry);
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: `"${entry}" is not plan=amount` });
+      return z.NEVER;
+    }
+    quotas[match[1]!] = Number(match[2]);
+  }
+  return quotas;
+});
+
+const retryDelays = z.string().transform((value, ctx) => {
+  const delays = value.split(',').map((part) => Number(part.trim()));
+  if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
+    ctx.addIssue({ code: 'custom', message: 'must be comma-separated seconds' });
+    return z.NEVER;
+  }
+  return delays;
+});
+
+const embeddings = z.string().regex(/^(local|(openai|gemini|ollama):\S+)$/, {
+  message: 'must be local, openai:<model>, gemini:<model> or ollama:<model>',
+});
+
+const schema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: url(['http:', 'https:']).optional(),
+  REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:.-]{1,32}$/, { message: 'must be 1-32 characters of [A-Za-z0-9_:.-]' })
+    .default('sb:'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_BASE_URL: url(['http:', 'https:']).optional(),
+  GEMINI_API_KEY: z.string().optional(),
+  GEMINI_BASE_URL: url(['http:', 'https:']).optional(),
+  OLLAMA_HOST: url(['http:', 'https:']).optional(),
+  EMBEDDINGS: embeddings.default('local'),
+  RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+  RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
+  CONVERSATION_RATE_LIMIT: positiveInt.default(20),
+  PLAN_QUOTAS: planQuotas.default({ free: 100, hobby: 2000, standard: 10000, scale: 40000 }),
+  CONVERSATION_IDLE_MS: positiveInt.default(600_000),
+  SEARCH_ENGINE: z.enum(['auto', 'redis', 'in-process']).default('auto'),
+  CRAWL_ALLOW_PRIVATE: bool01.default(false),
+  REDIS_QUERY_URL: url(['redis:', 'rediss:']).optional(),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+  WEBHOOK_RETRY_DELAYS: retryDelays.default([60, 300, 900]),
+  WEBHOOK_ALLOW_PRIVATE: bool01.default(false),
+  TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** The whole validated configuration. */
+export type Config = z.output<typeof schema>;
+
+/**
+ * Reads and validates the configuration. The only reader of `process.env`.
+ * Empty strings count as unset, so `FOO=` in an env file falls back to the default.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => name in schema.shape && value !== ''),
+  );
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const variable = String(issue.path[0]);
+    throw new ConfigError(`Invalid ${variable}: ${issue.message}`);
+  }
+  if (!('scale' in result.data.PLAN_QUOTAS)) {
+    throw new ConfigError('Invalid PLAN_QUOTAS: must define the scale plan');
+  }
+  return result.data;
+}

@@ -1,0 +1,42 @@
+/**
+ * Domain errors. Each carries the client-facing `detail` text; the HTTP layer maps the class to a
+ * status in one place (src/http/error-response.ts) and the CLI prints `detail` as its one-line error.
+ */
+export class DomainError extends Error {
+  readonly detail: string;
+
+  constructor(detail: string, options?: ErrorOptions) {
+    super(detail, options);
+    this.detail = detail;
+  }
+}
+
+/** Input that breaks a documented rule (400). */
+export class ValidationError extends DomainError {
+  override name = 'ValidationError';
+}
+
+/** An account limit or plan rule refused the operation (400). */
+export class LimitError extends DomainError {
+  override name = 'LimitError';
+}
+
+/** The resource does not exist, was deleted, or belongs to someone else (404). */
+export class NotFoundError extends DomainError {
+  override name = 'NotFoundError';
+}
+
+/** A resource that must be unique already exists (409). */
+export class ConflictError extends DomainError {
+  override name = 'ConflictError';
+}
+
+/** A request body over the size limit (413). */
+export class TooLargeError extends DomainError {
+  override name = 'TooLargeError';
+}
+
+/** A request body in an encoding the server does not read (415). */
+export class UnsupportedEncodingError extends DomainError {
+  override name = 'UnsupportedEncodingError';
+}

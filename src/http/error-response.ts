@@ -1,0 +1,45 @@
+import {
+  ConflictError,
+  DomainError,
+  LimitError,
+  NotFoundError,
+  TooLargeError,
+  UnsupportedEncodingError,
+  ValidationError,
+} from '../errors.ts';
+
+/** An error as the client sees it: a status and a `{"detail"}` text. */
+export interface ErrorResponse {
+  status: number;
+  detail: string;
+  /** True when the error is the server's fault and must be logged with its stack. */
+  internal: boolean;
+}
+
+const RESTIFY_DETAILS: Record<string, string> = {
+  ResourceNotFoundError: 'Not Found',
+  MethodNotAllowedError: 'Method Not Allowed',
+};
+
+/** The one place where an error becomes an HTTP status and `detail` text. */
+export function errorResponse(error: unknown): ErrorResponse {
+  if (error instanceof DomainError) {
+    const status = domainStatus(error);
+    return { status, detail: error.detail, internal: status === 500 };
+  }
+  if (error instanceof Error) {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    const detail = RESTIFY_DETAILS[error.name];
+    if (typeof status === 'number' && status < 500 && detail) return { status, detail, internal: false };
+  }
+  return { status: 500, detail: 'Internal server error.', internal: true };
+}
+
+function domainStatus(error: DomainError): number {
+  if (error instanceof ValidationError || error instanceof LimitError) return 400;
+  if (error instanceof NotFoundError) return 404;
+  if (error instanceof ConflictError) return 409;
+  if (error instanceof TooLargeError) return 413;
+  if (error instanceof UnsupportedEncodingError) return 415;
+  return 500;
+}

@@ -1,0 +1,63 @@
+import restify, { type Request, type Response, type Server } from 'restify';
+import type { Logger } from '../logger.ts';
+import { errorResponse } from './error-response.ts';
+
+/** Largest request body accepted anywhere (chat messages are at most 4,000 characters). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The gateway's restify server: request ids, one access-log line per request (path only: never
+ * headers or query strings, which may carry credentials), and every error shaped as `{"detail"}`.
+ */
+export function createHttpServer(logger: Logger): Server {
+  const server = restify.createServer({
+    name: 'switchboard',
+    handleUncaughtExceptions: false,
+    ignoreTrailingSlash: true,
+  });
+  server.pre(async (req: Request, res: Response) => {
+    res.setHeader('X-Request-Id', req.id());
+  });
+  server.on('restifyError', (req: Request, _res: Response, error: Error, callback: () => void) => {
+    const response = errorResponse(error);
+    if (response.internal) logger.error({ err: error, req_id: req.id() }, 'request failed');
+    Object.assign(error, { statusCode: response.status, toJSON: () => ({ detail: response.detail }) });
+    callback();
+  });
+  server.on('after', (req: Request, res: Response) => {
+    const path = (req.url ?? '').split('?')[0];
+    const ms = Math.round((Date.now() - req.time()) * 1000) / 1000;
+    logger.info({ req_id: req.id(), method: req.method, path, status: res.statusCode, ms }, 'request');
+  });
+  return server;
+}
+
+/** Sends `{"detail"}` with a status, for refusals decided outside the error path. */
+export function sendDetail(res: Response, status: number, detail: string): void {
+  res.send(status, { detail });
+}
+
+/** Starts listening; resolves with the bound port (0 asks the system for a free one). */
+export function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(port, host, () => {
+      server.server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/**
+ * Stops accepting connections, lets in-flight requests finish (up to `graceMs`), then closes what
+ * remains.
+ */
+export async function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  if (!server.server.listening) return;
+  const closed = new Promise<void>((resolve) => server.server.close(() => resolve()));
+  server.server.closeIdleConnections();
+  const timer = setTimeout(() => server.server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(timer);
+}

@@ -1,0 +1,47 @@
+import { startApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { ManagedRedisError } from './store/managed-redis.ts';
+import { RedisUnreachableError } from './store/redis-client.ts';
+
+/** Starts the gateway and stops it cleanly on SIGTERM / SIGINT. */
+export async function serve(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`switchboard: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  let app;
+  try {
+    app = await startApp(config, logger);
+  } catch (error) {
+    if (error instanceof ManagedRedisError || error instanceof RedisUnreachableError) {
+      process.stderr.write(`switchboard: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    app.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+if (import.meta.main) await serve();

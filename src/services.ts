@@ -1,0 +1,34 @@
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { AccountStore } from './store/account-store.ts';
+import { ApiKeyStore } from './store/api-key-store.ts';
+import { ChatbotStore } from './store/chatbot-store.ts';
+import type { RedisClient } from './store/redis-client.ts';
+import { RedisKeys } from './store/redis-keys.ts';
+import { RequestGate } from './store/request-gate.ts';
+import { SourceStore } from './store/source-store.ts';
+
+/** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
+export interface Services {
+  accounts: AccountStore;
+  apiKeys: ApiKeyStore;
+  chatbots: ChatbotStore;
+  sources: SourceStore;
+  gate: RequestGate;
+}
+
+/** Builds the service layer over one Redis client. */
+export function createServices(redis: RedisClient, config: Config, clock: Clock): Services {
+  const keys = new RedisKeys(config.REDIS_PREFIX);
+  const apiKeys = new ApiKeyStore(redis, keys, clock);
+  return {
+    accounts: new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS)),
+    apiKeys,
+    chatbots: new ChatbotStore(redis, keys, clock),
+    sources: new SourceStore(redis, keys, clock),
+    gate: new RequestGate(redis, keys, apiKeys, {
+      limit: config.RATE_LIMIT_PER_MINUTE,
+      windowMs: config.RATE_LIMIT_WINDOW_MS,
+    }),
+  };
+}

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** An owner account. */
+export interface Account {
+  id: string;
+  email: string;
+  plan: string;
+  created_at: string;
+}
+
+const email = z.email().max(254);
+
+/** Accounts (id, email, plan). Email addresses are unique, compared lowercased. */
+export class AccountStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+  private readonly plans: readonly string[];
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, plans: readonly string[]) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+    this.plans = plans;
+  }
+
+  async create(rawEmail: string, plan = 'free'): Promise<Account> {
+    const address = rawEmail.trim().toLowerCase();
+    if (!email.safeParse(address).success) throw new ValidationError('email must be a valid email address.');
+    this.checkPlan(plan);
+    const id = randomUUID();
+    const createdAt = this.clock.nowMicros();
+    // The record first, then the unique email claim: a crash in between leaves an unreachable record,
+    // never an email that is taken by nobody.
+    await this.redis.hSet(this.keys.user(id), { id, email: address, plan, created_at: String(createdAt) });
+    const claimed = await this.redis.set(this.keys.userByEmail(address), id, { condition: 'NX' });
+    if (claimed === null) {
+      await this.redis.del(this.keys.user(id));
+      throw new ConflictError('A user with this email already exists.');
+    }
+    return { id, email: address, plan, created_at: formatTimestamp(createdAt) };
+  }
+
+  async get(userId: string): Promise<Account> {
+    const fields = await this.redis.hGetAll(this.keys.user(userId));
+    if (!fields.id) throw new NotFoundError('User not found.');
+    return {
+      id: fields.id,
+      email: fields.email!,
+      plan: fields.plan!,
+      created_at: formatTimestamp(Number(fields.created_at)),
+    };
+  }
+
+  async setPlan(userId: string, plan: string): Promise<Account> {
+    this.checkPlan(plan);
+    const account = await this.get(userId);
+    await this.redis.hSet(this.keys.user(userId), 'plan', plan);
+    return { ...account, plan };
+  }
+
+  private checkPlan(plan: string): void {
+    if (!this.plans.includes(plan)) {
+      throw new ValidationError(`plan must be one of: ${this.plans.join(', ')}.`);
+    }
+  }
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { LimitError, NotFoundError, ValidationError } from '../errors.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token.ts';
+import { LuaScript } from './lua-script.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** SPEC's cap on active keys per account. */
+export const MAX_ACTIVE_KEYS = 5;
+/** The plan that grants API access (DESIGN.md). */
+export const API_PLAN = 'scale';
+
+/** A key as listed: never the key itself nor its hash. */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  last_used_at: string | null;
+  created_at: string;
+  active: boolean;
+}
+
+/** A key as created: the full key, shown this once. */
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  key: string;
+  created_at: string;
+}
+
+/** Who a key belongs to. The mapping hash → (user, key) never changes, so it is cached. */
+export interface KeyOwner {
+  userId: string;
+  keyId: string;
+}
+
+// KEYS: user, key index, new key record. ARGV: id, name, prefix, hash, created_at, max, plan.
+// Counting and inserting in one script makes the cap exact under concurrent creates.
+const CREATE = new LuaScript(`
+local plan = redis.call('HGET', KEYS[1], 'plan')
+if not plan then return 'no_user' end
+if plan ~= ARGV[7] then return 'plan' end
+local active = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local key = string.sub(KEYS[3], 1, #KEYS[3] - #ARGV[1]) .. id
+  if redis.call('HGET', key, 'active') == '1' then active = active + 1 end
+end
+if active >= tonumber(ARGV[6]) then return 'cap' end
+redis.call('HSET', KEYS[3], 'id', ARGV[1], 'name', ARGV[2], 'prefix', ARGV[3], 'hash', ARGV[4],
+  'created_at', ARGV[5], 'last_used_at', '', 'active', '1')
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+return 'ok'
+`);
+
+// KEYS: key record. ARGV: revoked_at.
+const REVOKE = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'active', '0', 'revoked_at', ARGV[1])
+return 1
+`);
+
+/** API keys: creation under the 5-key cap and the Scale-plan rule, listing, revocation, lookup. */
+export class ApiKeyStore {
+  private readonly owners = new Map<string, KeyOwner>();
+
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+  }
+
+  async create(userId: string, rawName: string): Promise<CreatedApiKey> {
+    const name = rawName.trim();
+    if (name.length === 0 || name.length > 100) {
+      throw new ValidationError('name must be 1 to 100 characters.');
+    }
+    const key = generateApiKey();
+    const hash = hashApiKey(key);
+    const id = randomUUID();
+    const createdAt = this.clock.nowMicros();
+    // The lookup entry first: without its record it authenticates nothing, so a crash in between is
+    // harmless, while a record without a lookup entry would count toward the cap for nothing.
+    await this.redis.set(this.keys.apiKeyByHash(hash), `${userId}:${id}`);
+    const outcome = await CREATE.run(
+      this.redis,
+      [this.keys.user(userId), this.keys.apiKeys(userId), this.keys.apiKey(userId, id)],
+      [id, name, apiKeyPrefix(key), hash, createdAt, MAX_ACTIVE_KEYS, API_PLAN],
+    );
+    if (outcome !== 'ok') {
+      await this.redis.del(this.keys.apiKeyByHash(hash));
+      if (outcome === 'no_user') throw new NotFoundError('User not found.');
+      if (outcome === 'plan') throw new LimitError('API access requires the Scale plan.');
+      throw new LimitError('Maximum 5 active API keys allowed.');
+    }
+    return { id, name, prefix: apiKeyPrefix(key), key, created_at: formatTimestamp(createdAt) };
+  }
+
+  async list(userId: string): Promise<ApiKeyView[]> {
+    if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
+    const ids = await this.redis.zRange(this.keys.apiKeys(userId), 0, -1, { REV: true });
+    const records = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.apiKey(userId, id))));
+    return records.filter((r) => r.id).map(toView);
+  }
+
+  async revoke(userId: string, keyId: string): Promise<ApiKeyView> {
+    const record = this.keys.apiKey(userId, keyId);
+    const found = await REVOKE.run(this.redis, [record], [this.clock.nowMicros()]);
+    if (found !== 1) throw new NotFoundError('API key not found.');
+    return toView(await this.redis.hGetAll(record));
+  }
+
+  /** The owner of a well-formed key whose hash is on record; undefined otherwise. */
+  async lookup(token: string): Promise<KeyOwner | undefined> {
+    if (!isWellFormedApiKey(token)) return undefined;
+    const hash = hashApiKey(token);
+    const cached = this.owners.get(hash);
+    if (cached) return cached;
+    const value = await this.redis.get(this.keys.apiKeyByHash(hash));
+    if (!value) return undefined;
+    const [userId, keyId] = value.split(':') as [string, string];
+    if (this.owners.size >= 10_000) this.owners.delete(this.owners.keys().next().value!);
+    const owner = { userId, keyId };
+    this.owners.set(hash, owner);
+    return owner;
+  }
+}
+
+function toView(fields: Record<string, string>): ApiKeyView {
+  return {
+    id: fields.id!,
+    name: fields.name!,
+    prefix: fields.prefix!,
+    last_used_at: fields.last_used_at ? formatTimestamp(Number(fields.last_used_at)) : null,
+    created_at: formatTimestamp(Number(fields.created_at)),
+    active: fields.active === '1',
+  };
+}

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import { LuaScript } from './lua-script.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+import { slugify } from './slug.ts';
+
+export const PROVIDERS = ['gemini', 'chatgpt', 'ollama'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** A chatbot as stored. `model` and `user_id` are internal; the views pick SPEC's fields. */
+export interface Chatbot {
+  id: string;
+  user_id: string;
+  name: string;
+  slug: string;
+  provider: Provider;
+  model: string;
+  is_active: boolean;
+  created_at: string;
+  system_prompt: string;
+  fallback_message: string;
+}
+
+/** What an owner supplies when creating a chatbot. */
+export interface NewChatbot {
+  name: string;
+  provider?: string;
+  model?: string;
+  systemPrompt?: string;
+  fallbackMessage?: string;
+}
+
+export const DEFAULT_MODELS: Record<Provider, string> = {
+  chatgpt: 'gpt-4o-mini',
+  gemini: 'gemini-2.5-flash',
+  ollama: 'llama3.2',
+};
+export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant for this website.';
+export const DEFAULT_FALLBACK_MESSAGE =
+  "Sorry, I don't have an answer to that right now. Please try rephrasing your question.";
+
+// KEYS: owner's slug set. ARGV: base slug. Claims base, base-2, base-3, … atomically.
+const CLAIM_SLUG = new LuaScript(`
+local slug = ARGV[1]
+local n = 1
+while redis.call('SADD', KEYS[1], slug) == 0 do
+  n = n + 1
+  slug = ARGV[1] .. '-' .. n
+end
+return slug
+`);
+
+/** Chatbots: creation with a unique per-owner slug, reads that hide soft-deleted rows, pause, delete. */
+export class ChatbotStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+  }
+
+  async create(userId: string, input: NewChatbot): Promise<Chatbot> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 100) throw new ValidationError('name must be 1 to 100 characters.');
+    const provider = input.provider ?? 'chatgpt';
+    if (!isProvider(provider)) throw new ValidationError(`provider must be one of: ${PROVIDERS.join(', ')}.`);
+    const systemPrompt = input.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+    if (systemPrompt.length > 20_000) throw new ValidationError('system_prompt must be at most 20000 characters.');
+    const fallback = input.fallbackMessage ?? DEFAULT_FALLBACK_MESSAGE;
+    if (fallback.trim().length === 0 || fallback.length > 2000) {
+      throw new ValidationError('fallback_message must be 1 to 2000 characters.');
+    }
+    if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
+    const id = randomUUID();
+    const createdAt = this.clock.nowMicros();
+    const slug = String(await CLAIM_SLUG.run(this.redis, [this.keys.slugsOf(userId)], [slugify(name)]));
+    // Listed before written: a reader skips a listed id without a record, so a crash in between
+    // leaves nothing visible.
+    await this.redis.zAdd(this.keys.chatbotsOf(userId), { score: createdAt, value: id });
+    await this.redis.hSet(this.keys.chatbot(id), {
+      id,
+      user_id: userId,
+      name,
+      slug,
+      provider,
+      model: input.model?.trim() || DEFAULT_MODELS[provider],
+      is_active: '1',
+      deleted: '0',
+      created_at: String(createdAt),
+      system_prompt: systemPrompt,
+      fallback_message: fallback,
+    });
+    return this.get(id);
+  }
+
+  /** Every live chatbot of the owner, newest first. */
+  async listForUser(userId: string): Promise<Chatbot[]> {
+    const ids = await this.redis.zRange(this.keys.chatbotsOf(userId), 0, -1, { REV: true });
+    const rows = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.chatbot(id))));
+    return rows.filter((row) => row.id && row.deleted === '0' && row.user_id === userId).map(toChatbot);
+  }
+
+  /** A live chatbot of this owner; another owner's, a deleted or an unknown one is not found. */
+  async getOwned(userId: string, chatbotId: string): Promise<Chatbot> {
+    const chatbot = await this.get(chatbotId);
+    if (chatbot.user_id !== userId) throw new NotFoundError('Chatbot not found.');
+    return chatbot;
+  }
+
+  /** A live chatbot, whoever owns it (operator use). */
+  async get(chatbotId: string): Promise<Chatbot> {
+    const row = await this.redis.hGetAll(this.keys.chatbot(chatbotId));
+    if (!row.id || row.deleted !== '0') throw new NotFoundError('Chatbot not found.');
+    return toChatbot(row);
+  }
+
+  async setActive(chatbotId: string, active: boolean): Promise<Chatbot> {
+    await this.get(chatbotId);
+    await this.redis.hSet(this.keys.chatbot(chatbotId), 'is_active', active ? '1' : '0');
+    return this.get(chatbotId);
+  }
+
+  /** Soft delete: the record stays for the audit trail; reads, the listing and the slug let go of it. */
+  async softDelete(chatbotId: string): Promise<void> {
+    const chatbot = await this.get(chatbotId);
+    await this.redis.hSet(this.keys.chatbot(chatbotId), {
+      deleted: '1',
+      deleted_at: String(this.clock.nowMicros()),
+    });
+    await this.redis.zRem(this.keys.chatbotsOf(chatbot.user_id), chatbotId);
+    await this.redis.sRem(this.keys.slugsOf(chatbot.user_id), chatbot.slug);
+  }
+}
+
+function isProvider(value: string): value is Provider {
+  return (PROVIDERS as readonly string[]).includes(value);
+}
+
+function toChatbot(row: Record<string, string>): Chatbot {
+  return {
+    id: row.id!,
+    user_id: row.user_id!,
+    name: row.name!,
+    slug: row.slug!,
+    provider: row.provider as Provider,
+    model: row.model!,
+    is_active: row.is_active === '1',
+    created_at: formatTimestamp(Number(row.created_at)),
+    system_prompt: row.system_prompt!,
+    fallback_message: row.fallback_message!,
+  };
+}

@@ -1,0 +1,88 @@
+import { createClient, type RedisClientType } from 'redis';
+import type { Logger } from '../logger.ts';
+import { ManagedRedis } from './managed-redis.ts';
+
+/** The one Redis connection of a process (node-redis pipelines concurrent commands on it). */
+export type RedisClient = RedisClientType;
+
+/** Where to reach Redis: a URL, or the managed server's unix socket. */
+export type RedisEndpoint = { url: string } | { socketPath: string };
+
+/** Redis could not be reached when the process started. */
+export class RedisUnreachableError extends Error {
+  override name = 'RedisUnreachableError';
+}
+
+/**
+ * Connects the process's Redis client. The first connection gets about 4 s of retries and then fails
+ * with a one-line reason; once connected, the client reconnects for ever with capped backoff.
+ */
+export async function connectRedis(endpoint: RedisEndpoint, logger: Logger): Promise<RedisClient> {
+  let wasReady = false;
+  const reconnectStrategy = (retries: number, cause: Error) => {
+    if (wasReady) return Math.min(50 * 2 ** retries, 2000);
+    if (retries >= 10) {
+      return new RedisUnreachableError(`Redis is not reachable at ${where(endpoint)}: ${cause.message}`);
+    }
+    return Math.min(50 * 2 ** retries, 500);
+  };
+  const client =
+    'url' in endpoint
+      ? createClient({ url: endpoint.url, socket: { reconnectStrategy } })
+      : createClient({ socket: { path: endpoint.socketPath, reconnectStrategy } });
+  client.on('error', (error: Error) => {
+    if (wasReady) logger.warn({ err: error.message }, 'redis connection error');
+  });
+  client.on('ready', () => {
+    if (wasReady) logger.info('redis reconnected');
+    wasReady = true;
+  });
+  await client.connect();
+  return client;
+}
+
+/** Where Redis is, without credentials. */
+function where(endpoint: RedisEndpoint): string {
+  if ('socketPath' in endpoint) return endpoint.socketPath;
+  const url = new URL(endpoint.url);
+  return `${url.hostname}:${url.port || '6379'}`;
+}
+
+/** The process's Redis: a connected client and how to let go of it (and of a managed server). */
+export interface RedisHandle {
+  redis: RedisClient;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to `REDIS_URL`, or, when it is unset, to the managed local redis-server under `DATA_DIR`
+ * (started here when none is running, and then stopped by `close`).
+ */
+export async function openRedis(
+  settings: { redisUrl: string | undefined; dataDir: string },
+  logger: Logger,
+): Promise<RedisHandle> {
+  if (settings.redisUrl) {
+    const redis = await connectRedis({ url: settings.redisUrl }, logger);
+    return { redis, close: () => closeClient(redis) };
+  }
+  const managed = new ManagedRedis(settings.dataDir, logger);
+  await managed.start();
+  try {
+    const redis = await connectRedis({ socketPath: managed.socketPath }, logger);
+    return {
+      redis,
+      close: async () => {
+        await closeClient(redis);
+        await managed.stop();
+      },
+    };
+  } catch (error) {
+    await managed.stop();
+    throw error;
+  }
+}
+
+async function closeClient(redis: RedisClient): Promise<void> {
+  if (redis.isOpen) await redis.close();
+}

@@ -1,0 +1,52 @@
+/**
+ * Every Redis key the gateway uses, under one configurable prefix. Keys of one account share the hash
+ * tag `{u:<user_id>}` and keys of one chatbot share `{b:<chatbot_id>}`, so each multi-key script touches
+ * a single Redis Cluster slot. Global lookups (email, key hash, source owner) are single-key.
+ */
+export class RedisKeys {
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
+
+  user(userId: string): string {
+    return `${this.prefix}{u:${userId}}:user`;
+  }
+  userByEmail(email: string): string {
+    return `${this.prefix}email:${email}`;
+  }
+  apiKeys(userId: string): string {
+    return `${this.prefix}{u:${userId}}:keys`;
+  }
+  apiKey(userId: string, keyId: string): string {
+    return `${this.prefix}{u:${userId}}:key:${keyId}`;
+  }
+  apiKeyByHash(sha256Hex: string): string {
+    return `${this.prefix}keyhash:${sha256Hex}`;
+  }
+  rateWindow(userId: string, keyId: string): string {
+    return `${this.prefix}{u:${userId}}:rl:${keyId}`;
+  }
+  chatbotsOf(userId: string): string {
+    return `${this.prefix}{u:${userId}}:bots`;
+  }
+  slugsOf(userId: string): string {
+    return `${this.prefix}{u:${userId}}:slugs`;
+  }
+  chatbot(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:bot`;
+  }
+  sourcesOf(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:sources`;
+  }
+  source(chatbotId: string, sourceId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:source:${sourceId}`;
+  }
+  sourceContent(chatbotId: string, sourceId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:source:${sourceId}:content`;
+  }
+  sourceOwner(sourceId: string): string {
+    return `${this.prefix}source-bot:${sourceId}`;
+  }
+}

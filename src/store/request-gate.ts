@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { ApiKeyStore } from './api-key-store.ts';
+import { API_PLAN } from './api-key-store.ts';
+import { LuaScript } from './lua-script.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** What the gate decided for one API request. */
+export type GateDecision =
+  | { kind: 'unauthorized' }
+  | { kind: 'limited'; limit: number; remaining: 0 }
+  | { kind: 'admitted'; userId: string; limit: number; remaining: number };
+
+/** The gate's limits: `limit` accepted requests per key in any `windowMs`. */
+export interface GateOptions {
+  limit: number;
+  windowMs: number;
+}
+
+// KEYS: user, key record, key's window. ARGV: limit, window µs, nonce, plan, last-used throttle µs.
+// One script decides authorization and the rolling window with the server's TIME, so the check is
+// exact across every gateway process and a rejected request leaves no trace in the window.
+const ADMIT = new LuaScript(`
+if redis.call('HGET', KEYS[2], 'active') ~= '1' then return {0, 0} end
+if redis.call('HGET', KEYS[1], 'plan') ~= ARGV[4] then return {0, 0} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
+local used = redis.call('ZCARD', KEYS[3])
+local limit = tonumber(ARGV[1])
+if used >= limit then return {2, 0} end
+redis.call('ZADD', KEYS[3], now, now .. ':' .. ARGV[3])
+redis.call('PEXPIRE', KEYS[3], math.ceil(window / 1000))
+local last = tonumber(redis.call('HGET', KEYS[2], 'last_used_at')) or 0
+if now - last >= tonumber(ARGV[5]) then redis.call('HSET', KEYS[2], 'last_used_at', now) end
+return {1, limit - used - 1}
+`);
+
+/**
+ * Admits public API requests: key lookup, key and plan check, and the per-key sliding-window rate
+ * limit, in SPEC's order (401 before 429). `last_used_at` is written at most once per key per second.
+ */
+export class RequestGate {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly apiKeys: ApiKeyStore;
+  private readonly options: GateOptions;
+
+  constructor(redis: RedisClient, keys: RedisKeys, apiKeys: ApiKeyStore, options: GateOptions) {
+    this.redis = redis;
+    this.keys = keys;
+    this.apiKeys = apiKeys;
+    this.options = options;
+  }
+
+  async admit(token: string | undefined): Promise<GateDecision> {
+    if (token === undefined) return { kind: 'unauthorized' };
+    const owner = await this.apiKeys.lookup(token);
+    if (!owner) return { kind: 'unauthorized' };
+    const { limit, windowMs } = this.options;
+    const reply = (await ADMIT.run(
+      this.redis,
+      [
+        this.keys.user(owner.userId),
+        this.keys.apiKey(owner.userId, owner.keyId),
+        this.keys.rateWindow(owner.userId, owner.keyId),
+      ],
+      [limit, windowMs * 1000, randomUUID(), API_PLAN, 1_000_000],
+    )) as [number, number];
+    if (reply[0] === 0) return { kind: 'unauthorized' };
+    if (reply[0] === 2) return { kind: 'limited', limit, remaining: 0 };
+    return { kind: 'admitted', userId: owner.userId, limit, remaining: reply[1] };
+  }
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+export const SOURCE_TYPES = [
+  'url',
+  'file',
+  'text',
+  'youtube',
+  'google_drive',
+  'notion',
+  'dropbox',
+  'onedrive',
+  'sharepoint',
+  'zendesk',
+  'gitbook',
+] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+export const SOURCE_STATUSES = ['pending', 'crawling', 'processing', 'done', 'failed'] as const;
+export type SourceStatus = (typeof SOURCE_STATUSES)[number];
+
+/** A training source with SPEC's fields, plus its chatbot and the stored failure reason. */
+export interface Source {
+  id: string;
+  chatbot_id: string;
+  type: SourceType;
+  title: string;
+  url: string;
+  status: SourceStatus;
+  page_count: number;
+  created_at: string;
+  error: string;
+}
+
+/** What is known of a source when it is added. */
+export interface NewSource {
+  type: SourceType;
+  title?: string;
+  url?: string;
+  /** The raw text of a `text` source. */
+  content?: string;
+}
+
+/** Training sources of a chatbot: newest first (created_at, then id, descending), soft delete. */
+export class SourceStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+  }
+
+  async create(chatbotId: string, input: NewSource): Promise<Source> {
+    const title = (input.title ?? '').trim();
+    if (title.length > 300) throw new ValidationError('title must be at most 300 characters.');
+    if (input.type === 'text' && !input.content?.trim()) throw new ValidationError('text must not be empty.');
+    const id = randomUUID();
+    const createdAt = this.clock.nowMicros();
+    if (input.content !== undefined) {
+      await this.redis.set(this.keys.sourceContent(chatbotId, id), input.content);
+    }
+    await this.redis.set(this.keys.sourceOwner(id), chatbotId);
+    await this.redis.hSet(this.keys.source(chatbotId, id), {
+      id,
+      chatbot_id: chatbotId,
+      type: input.type,
+      title,
+      url: input.url ?? '',
+      status: 'pending',
+      page_count: '0',
+      created_at: String(createdAt),
+      error: '',
+      deleted: '0',
+    });
+    await this.redis.zAdd(this.keys.sourcesOf(chatbotId), { score: createdAt, value: id });
+    return this.get(id);
+  }
+
+  /** Live sources of a chatbot, newest first; equal times are ordered by id, descending. */
+  async listForChatbot(chatbotId: string): Promise<Source[]> {
+    const ids = await this.redis.zRange(this.keys.sourcesOf(chatbotId), 0, -1, { REV: true });
+    const rows = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.source(chatbotId, id))));
+    return rows.filter((row) => row.id && row.deleted === '0').map(toSource);
+  }
+
+  async get(sourceId: string): Promise<Source> {
+    const chatbotId = await this.redis.get(this.keys.sourceOwner(sourceId));
+    const row = chatbotId ? await this.redis.hGetAll(this.keys.source(chatbotId, sourceId)) : {};
+    if (!row.id || row.deleted !== '0') throw new NotFoundError('Source not found.');
+    return toSource(row);
+  }
+
+  /** Moves a live source to a status, with its page count and failure reason when known. */
+  async setStatus(
+    sourceId: string,
+    status: SourceStatus,
+    details: { pageCount?: number; error?: string } = {},
+  ): Promise<Source> {
+    const source = await this.get(sourceId);
+    const fields: Record<string, string> = { status };
+    if (details.pageCount !== undefined) fields.page_count = String(details.pageCount);
+    if (details.error !== undefined) fields.error = details.error;
+    await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), fields);
+    return this.get(sourceId);
+  }
+
+  async softDelete(sourceId: string): Promise<void> {
+    const source = await this.get(sourceId);
+    await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), {
+      deleted: '1',
+      deleted_at: String(this.clock.nowMicros()),
+    });
+    await this.redis.zRem(this.keys.sourcesOf(source.chatbot_id), sourceId);
+  }
+}
+
+function toSource(row: Record<string, string>): Source {
+  return {
+    id: row.id!,
+    chatbot_id: row.chatbot_id!,
+    type: row.type as SourceType,
+    title: row.title!,
+    url: row.url!,
+    status: row.status as SourceStatus,
+    page_count: Number(row.page_count),
+    created_at: formatTimestamp(Number(row.created_at)),
+    error: row.error!,
+  };
+}

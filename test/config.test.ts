@@ -1,0 +1,59 @@
+import t from 'tap';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+t.test('defaults match DESIGN.md', async (t) => {
+  const config = loadConfig({});
+  t.equal(config.PORT, 8080);
+  t.equal(config.HOST, '0.0.0.0');
+  t.equal(config.REDIS_PREFIX, 'sb:');
+  t.equal(config.DATA_DIR, './data');
+  t.equal(config.RATE_LIMIT_PER_MINUTE, 60);
+  t.equal(config.CONVERSATION_RATE_LIMIT, 20);
+  t.same(config.PLAN_QUOTAS, { free: 100, hobby: 2000, standard: 10000, scale: 40000 });
+  t.equal(config.CONVERSATION_IDLE_MS, 600000);
+  t.equal(config.SEARCH_ENGINE, 'auto');
+  t.equal(config.CRAWL_ALLOW_PRIVATE, false);
+  t.equal(config.WEBHOOK_TIMEOUT_MS, 10000);
+  t.same(config.WEBHOOK_RETRY_DELAYS, [60, 300, 900]);
+  t.equal(config.WEBHOOK_ALLOW_PRIVATE, false);
+  t.equal(config.EMBEDDINGS, 'local');
+  t.equal(config.REDIS_URL, undefined);
+});
+
+t.test('values are parsed and typed; empty strings count as unset', async (t) => {
+  const config = loadConfig({
+    PORT: '9000',
+    PLAN_QUOTAS: 'free=5, scale=7',
+    WEBHOOK_RETRY_DELAYS: '1,2,3',
+    CRAWL_ALLOW_PRIVATE: '1',
+    REDIS_URL: 'redis://127.0.0.1:7000',
+    OPENAI_API_KEY: '',
+    UNRELATED: 'ignored',
+  });
+  t.equal(config.PORT, 9000);
+  t.same(config.PLAN_QUOTAS, { free: 5, scale: 7 });
+  t.same(config.WEBHOOK_RETRY_DELAYS, [1, 2, 3]);
+  t.equal(config.CRAWL_ALLOW_PRIVATE, true);
+  t.equal(config.REDIS_URL, 'redis://127.0.0.1:7000');
+  t.equal(config.OPENAI_API_KEY, undefined);
+});
+
+t.test('a bad value stops with a message that names the variable', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /^Invalid PORT: /],
+    [{ PORT: '70000' }, /^Invalid PORT: /],
+    [{ REDIS_URL: 'http://x' }, /^Invalid REDIS_URL: must use redis or rediss$/],
+    [{ PLAN_QUOTAS: 'free:1' }, /^Invalid PLAN_QUOTAS: "free:1" is not plan=amount$/],
+    [{ PLAN_QUOTAS: 'free=1' }, /^Invalid PLAN_QUOTAS: must define the scale plan$/],
+    [{ SEARCH_ENGINE: 'elastic' }, /^Invalid SEARCH_ENGINE: /],
+    [{ CRAWL_ALLOW_PRIVATE: 'yes' }, /^Invalid CRAWL_ALLOW_PRIVATE: /],
+    [{ EMBEDDINGS: 'cohere:x' }, /^Invalid EMBEDDINGS: must be local, openai:<model>/],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid LOG_LEVEL: /],
+    [{ WEBHOOK_RETRY_DELAYS: '1,x' }, /^Invalid WEBHOOK_RETRY_DELAYS: must be comma-separated seconds$/],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, /^Invalid RATE_LIMIT_PER_MINUTE: /],
+  ];
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env));
+  }
+  t.ok(new ConfigError('x') instanceof Error);
+});

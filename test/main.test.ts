@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { hashApiKey } from '../src/store/api-key-token.ts';
+import { runCli } from './support/cli.ts';
+import { spawnGateway } from './support/gateway-process.ts';
+import { startRedis } from './support/redis-server.ts';
+
+t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a key, hash or secret', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const env = { REDIS_URL: redis.url, PATH: process.env.PATH ?? '' };
+  const user = JSON.parse(
+    (await runCli(['user', 'create', '--email', 'logs@example.com', '--plan', 'scale'], env)).stdout,
+  );
+  const key = JSON.parse((await runCli(['key', 'create', '--user', user.id, '--name', 'k'], env)).stdout).key as string;
+  const gw = await spawnGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'info' });
+  const ok = await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key}` } });
+  t.equal(ok.status, 200);
+  const requestId = ok.headers.get('x-request-id');
+  await fetch(`${gw.baseUrl}/api/v1/chatbots?key=${key}`, { headers: { authorization: `Basic ${key}` } });
+  await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key}x` } });
+  gw.child.kill('SIGTERM');
+  t.same(await gw.exited, { code: 0, signal: null });
+  const logs = gw.stdout();
+  const lines = logs
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.ok(
+    lines.some(
+      (l) => l.msg === 'request' && l.req_id === requestId && l.status === 200 && l.path === '/api/v1/chatbots',
+    ),
+  );
+  const shutdown = lines.findIndex((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM');
+  t.ok(shutdown >= 0);
+  t.ok(lines.findIndex((l) => l.msg === 'gateway stopped') > shutdown);
+  t.notOk(logs.includes(key.slice(3, 20)), 'no part of the key');
+  t.notOk(logs.includes(hashApiKey(key)), 'no key hash');
+  t.notOk(logs.includes(hashApiKey(`${key}x`)));
+  t.equal(gw.stderr(), '');
+});
+
+t.test('without REDIS_URL the gateway runs its own redis-server under DATA_DIR and stops it', async (t) => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'sb-managed-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const env = { DATA_DIR: dataDir, PATH: process.env.PATH ?? '' };
+  const gw = await spawnGateway({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+  t.match(gw.stdout(), /"managed redis-server started"/);
+  const ready = await fetch(`${gw.baseUrl}/readyz`);
+  t.same([ready.status, await ready.json()], [200, { status: 'ready' }]);
+  // The CLI finds the gateway's server through the socket under DATA_DIR.
+  const created = await runCli(['user', 'create', '--email', 'managed@example.com', '--plan', 'scale'], env);
+  t.equal(created.code, 0);
+  gw.child.kill('SIGTERM');
+  t.same(await gw.exited, { code: 0, signal: null });
+  t.notOk(existsSync(path.join(dataDir, 'redis.sock')), 'the managed server is gone');
+  t.ok((await readdir(path.join(dataDir, 'redis', 'appendonlydir'))).length > 0, 'AOF files under DATA_DIR');
+  // Data survives: a CLI run starts the managed server from the AOF, then stops it again.
+  const duplicate = await runCli(['user', 'create', '--email', 'managed@example.com'], env);
+  t.same(duplicate, { code: 1, stdout: '', stderr: 'A user with this email already exists.\n' });
+  t.notOk(existsSync(path.join(dataDir, 'redis.sock')), 'the CLI stopped the server it started');
+});
+
+t.test('without redis-server installed, one line says how to install it or set REDIS_URL', async (t) => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'sb-noredis-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const env = { DATA_DIR: dataDir, PATH: path.dirname(process.execPath) };
+  const result = await runCli(['user', 'create', '--email', 'x@example.com'], env);
+  t.same(result, {
+    code: 1,
+    stdout: '',
+    stderr: 'redis-server is not installed: install it (apt-get install redis-server) or set REDIS_URL\n',
+  });
+});
+
+t.test('a bad configuration value stops startup with a message naming it', async (t) => {
+  await t.rejects(spawnGateway({ PORT_OVERRIDE: '', CONVERSATION_IDLE_MS: 'soon' }), /Invalid CONVERSATION_IDLE_MS/);
+});

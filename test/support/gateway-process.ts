@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from './redis-server.ts';
+
+const MAIN = path.resolve(import.meta.dirname, '../../src/main.ts');
+
+/** `node src/main.ts` as a child process, with its log lines collected. */
+export interface GatewayProcess {
+  child: ChildProcess;
+  port: number;
+  baseUrl: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the gateway process and resolves once it logs that it is listening. */
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (err += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const listening = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}${err}`)), 15_000);
+    const check = () => {
+      if (out.includes('"gateway listening"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', check);
+    exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited: ${out}${err}`));
+    });
+  });
+  await listening;
+  return {
+    child,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+  };
+}

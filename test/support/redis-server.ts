@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createClient } from 'redis';
+
+/** A throwaway redis-server for one test file, on a free port (never 6379), keeping nothing on disk. */
+export interface TestRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback, as the kernel hands it out. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts redis-server and waits until it answers PING. */
+export async function startRedis(extraArgs: string[] = []): Promise<TestRedis> {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const port = await freePort();
+    if (port === 6379) continue;
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
+      { stdio: 'ignore' },
+    );
+    const url = `redis://127.0.0.1:${port}`;
+    if (await answers(url, child)) {
+      return { url, port, stop: () => stopChild(child) };
+    }
+    await stopChild(child);
+  }
+  throw new Error('could not start redis-server on a free port');
+}
+
+async function answers(url: string, child: ChildProcess): Promise<boolean> {
+  for (let i = 0; i < 100 && child.exitCode === null; i += 1) {
+    const client = createClient({ url, socket: { reconnectStrategy: false } });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.ping();
+      client.destroy();
+      return true;
+    } catch {
+      if (client.isOpen) client.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  return false;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}

@@ -1,0 +1,8 @@
+import t from 'tap';
+import { formatTimestamp } from '../src/timestamp.ts';
+
+t.test('six fractional digits and +00:00, microseconds kept', async (t) => {
+  t.equal(formatTimestamp(1_795_000_000_123_456), '2026-11-18T11:06:40.123456+00:00');
+  t.equal(formatTimestamp(1_795_000_000_000_001), '2026-11-18T11:06:40.000001+00:00');
+  t.equal(formatTimestamp(0), '1970-01-01T00:00:00.000000+00:00');
+});
