@@ -31,7 +31,7 @@ export interface CreatedApiKey {
   created_at: string;
 }
 
-/** Who a key belongs to. The mapping hash → (user, key) never changes, so it is cached. */
+/** Who a key belongs to. */
 export interface KeyOwner {
   userId: string;
   keyId: string;
@@ -64,8 +64,6 @@ return 1
 
 /** API keys: creation under the 5-key cap and the Scale-plan rule, listing, revocation, lookup. */
 export class ApiKeyStore {
-  private readonly owners = new Map<string, KeyOwner>();
-
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Clock;
@@ -119,16 +117,10 @@ export class ApiKeyStore {
   /** The owner of a well-formed key whose hash is on record; undefined otherwise. */
   async lookup(token: string): Promise<KeyOwner | undefined> {
     if (!isWellFormedApiKey(token)) return undefined;
-    const hash = hashApiKey(token);
-    const cached = this.owners.get(hash);
-    if (cached) return cached;
-    const value = await this.redis.get(this.keys.apiKeyByHash(hash));
+    const value = await this.redis.get(this.keys.apiKeyByHash(hashApiKey(token)));
     if (!value) return undefined;
     const [userId, keyId] = value.split(':') as [string, string];
-    if (this.owners.size >= 10_000) this.owners.delete(this.owners.keys().next().value!);
-    const owner = { userId, keyId };
-    this.owners.set(hash, owner);
-    return owner;
+    return { userId, keyId };
   }
 }
 

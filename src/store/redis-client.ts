@@ -1,12 +1,15 @@
-import { createClient, type RedisClientType } from 'redis';
+import { createClient } from 'redis';
 import type { Logger } from '../logger.ts';
 import { ManagedRedis } from './managed-redis.ts';
 
 /** The one Redis connection of a process (node-redis pipelines concurrent commands on it). */
-export type RedisClient = RedisClientType;
+export type RedisClient = ReturnType<typeof createCachingClient>;
 
 /** Where to reach Redis: a URL, or the managed server's unix socket. */
 export type RedisEndpoint = { url: string } | { socketPath: string };
+
+/** Entries in the client-side cache of Redis reads (least recently used evicted first). */
+const CLIENT_CACHE_ENTRIES = 10_000;
 
 /** Redis could not be reached when the process started. */
 export class RedisUnreachableError extends Error {
@@ -26,10 +29,7 @@ export async function connectRedis(endpoint: RedisEndpoint, logger: Logger): Pro
     }
     return Math.min(50 * 2 ** retries, 500);
   };
-  const client =
-    'url' in endpoint
-      ? createClient({ url: endpoint.url, socket: { reconnectStrategy } })
-      : createClient({ socket: { path: endpoint.socketPath, reconnectStrategy } });
+  const client = createCachingClient(endpoint, reconnectStrategy);
   client.on('error', (error: Error) => {
     if (wasReady) logger.warn({ err: error.message }, 'redis connection error');
   });
@@ -39,6 +39,24 @@ export async function connectRedis(endpoint: RedisEndpoint, logger: Logger): Pro
   });
   await client.connect();
   return client;
+}
+
+/**
+ * RESP3 with client-side caching: reads of rarely-changing records (chatbots, sources, key owners)
+ * are answered from memory, and Redis's tracking invalidates them the moment any process writes the
+ * key, so every gateway still treats Redis as the source of truth.
+ */
+function createCachingClient(
+  endpoint: RedisEndpoint,
+  reconnectStrategy: (retries: number, cause: Error) => number | Error,
+) {
+  const socket = 'url' in endpoint ? { reconnectStrategy } : { path: endpoint.socketPath, reconnectStrategy };
+  return createClient({
+    RESP: 3,
+    clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES },
+    url: 'url' in endpoint ? endpoint.url : undefined,
+    socket,
+  });
 }
 
 /** Where Redis is, without credentials. */

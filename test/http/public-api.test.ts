@@ -1,5 +1,9 @@
 import t from 'tap';
+import { systemClock } from '../../src/clock.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createServices } from '../../src/services.ts';
 import { generateApiKey } from '../../src/store/api-key-token.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { SOURCE_STATUSES, SOURCE_TYPES, SourceStore } from '../../src/store/source-store.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
@@ -246,6 +250,24 @@ t.test('unknown routes and wrong methods answer {"detail"}', async (t) => {
   t.equal(wrong.status, 405);
   t.same(await wrong.json(), { detail: 'Method Not Allowed' });
   t.equal(wrong.headers.get('allow'), 'GET');
+});
+
+t.test('changes written by another process are seen on the very next request', async (t) => {
+  // A second connection stands in for another gateway or the CLI; this gateway's client-side
+  // cache must be invalidated by Redis, not by anything in this process.
+  const otherProcess = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
+  t.teardown(() => otherProcess.close());
+  const remote = createServices(otherProcess, gw.config, systemClock);
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Cached Bot' });
+  t.equal((await get(`/api/v1/chatbots/${bot.id}`)).body.is_active, true);
+  t.equal((await get(`/api/v1/chatbots/${bot.id}/sources`)).body.length, 0);
+  await remote.chatbots.setActive(bot.id, false);
+  t.equal((await get(`/api/v1/chatbots/${bot.id}`)).body.is_active, false);
+  await remote.sources.create(bot.id, { type: 'text', content: 'hello' });
+  t.equal((await get(`/api/v1/chatbots/${bot.id}/sources`)).body.length, 1);
+  await remote.chatbots.softDelete(bot.id);
+  t.equal((await get(`/api/v1/chatbots/${bot.id}`)).status, 404);
+  t.notOk((await get('/api/v1/chatbots')).body.some((b: { id: string }) => b.id === bot.id));
 });
 
 t.test('health and readiness', async (t) => {
