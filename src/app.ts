@@ -1,10 +1,13 @@
-import type { Server } from 'restify';
+import { ConversationRouter } from './actors/conversation-router.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { EventSink } from './events/webhook-event.ts';
 import { closeGracefully, createHttpServer, listen } from './http/http-server.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerPublicApi } from './http/public-api.ts';
+import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
+import type { Retriever } from './rag/retriever.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
 
@@ -12,44 +15,73 @@ import { openRedis, type RedisHandle } from './store/redis-client.ts';
 export interface App {
   readonly port: number;
   readonly services: Services;
+  readonly router: ConversationRouter;
   stop(): Promise<void>;
 }
 
-/** Injected collaborators; tests pass a simulated clock. */
+/** Injected collaborators; tests pass a simulated clock, recording sinks or other providers. */
 export interface AppOptions {
   clock?: Clock;
   /** How long in-flight requests may take to finish at shutdown. */
   shutdownGraceMs?: number;
+  providers?: LlmProviders;
+  retriever?: Retriever;
+  events?: EventSink;
 }
 
 /**
- * The composition root: wires Redis, the service layer and the HTTP server, starts them in
- * dependency order and stops them in reverse.
+ * The composition root: wires Redis, the service layer, the conversation actors and the HTTP
+ * server, starts them in dependency order and stops them in reverse.
  */
 export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const clock = options.clock ?? systemClock;
   const handle: RedisHandle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
-  let server: Server | undefined;
+  const stack: Array<() => Promise<void> | void> = [() => handle.close()];
+  const unwind = async () => {
+    for (const stop of stack.reverse()) await stop();
+  };
   try {
-    const services = createServices(handle.redis, config, clock);
-    server = createHttpServer(logger);
+    // Until the webhook dispatcher exists there is no webhook to deliver an event to.
+    const events: EventSink = options.events ?? { emit: () => Promise.resolve() };
+    const services = createServices(handle.redis, config, clock, logger, events);
+    const router = new ConversationRouter(
+      {
+        conversations: services.conversations,
+        quota: services.quota,
+        retriever: options.retriever ?? { retrieve: () => Promise.resolve([]) },
+        providers: options.providers ?? createLlmProviders(config),
+        events,
+        clock,
+        logger,
+        limits: {
+          rateLimit: config.CONVERSATION_RATE_LIMIT,
+          rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
+          leaseMs: 30_000,
+        },
+      },
+      { idleMs: config.CONVERSATION_IDLE_MS, clock },
+    );
+    router.start();
+    stack.push(() => router.stop());
+    await services.signals.subscribe((signal) => router.signal(signal.chatbot_id, signal.session_id));
+    stack.push(() => services.signals.stop());
+    const server = createHttpServer(logger);
     registerHealthRoutes(server, () => redisAnswers(handle));
-    registerPublicApi(server, services);
+    registerPublicApi(server, { ...services, router });
     const port = await listen(server, config.PORT, config.HOST);
+    stack.push(() => closeGracefully(server, options.shutdownGraceMs ?? 10_000));
     logger.info({ port, host: config.HOST }, 'gateway listening');
-    const httpServer = server;
     return {
       port,
       services,
+      router,
       stop: async () => {
-        await closeGracefully(httpServer, options.shutdownGraceMs ?? 10_000);
-        await handle.close();
+        await unwind();
         logger.info('gateway stopped');
       },
     };
   } catch (error) {
-    if (server) await closeGracefully(server, 0);
-    await handle.close();
+    await unwind();
     throw error;
   }
 }

@@ -26,6 +26,16 @@ export class NotFoundError extends DomainError {
   override name = 'NotFoundError';
 }
 
+/** A limit on request or message rates, or the monthly quota (429). */
+export class RateLimitError extends DomainError {
+  override name = 'RateLimitError';
+}
+
+/** The LLM provider failed or timed out (500); the cause is logged, never shown. */
+export class ProviderError extends DomainError {
+  override name = 'ProviderError';
+}
+
 /** A resource that must be unique already exists (409). */
 export class ConflictError extends DomainError {
   override name = 'ConflictError';

@@ -1,11 +1,17 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { ConversationControl } from './conversations/conversation-control.ts';
+import type { EventSink } from './events/webhook-event.ts';
+import type { Logger } from './logger.ts';
 import { AccountStore } from './store/account-store.ts';
 import { ApiKeyStore } from './store/api-key-store.ts';
 import { ChatbotStore } from './store/chatbot-store.ts';
+import { ConversationStore } from './store/conversation-store.ts';
+import { QuotaStore } from './store/quota-store.ts';
 import type { RedisClient } from './store/redis-client.ts';
 import { RedisKeys } from './store/redis-keys.ts';
 import { RequestGate } from './store/request-gate.ts';
+import { SignalBus } from './store/signal-bus.ts';
 import { SourceStore } from './store/source-store.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
@@ -15,12 +21,25 @@ export interface Services {
   chatbots: ChatbotStore;
   sources: SourceStore;
   gate: RequestGate;
+  quota: QuotaStore;
+  conversations: ConversationStore;
+  control: ConversationControl;
+  signals: SignalBus;
+  events: EventSink;
 }
 
 /** Builds the service layer over one Redis client. */
-export function createServices(redis: RedisClient, config: Config, clock: Clock): Services {
+export function createServices(
+  redis: RedisClient,
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  events: EventSink,
+): Services {
   const keys = new RedisKeys(config.REDIS_PREFIX);
   const apiKeys = new ApiKeyStore(redis, keys, clock);
+  const conversations = new ConversationStore(redis, keys, clock);
+  const signals = new SignalBus(redis, keys, logger);
   return {
     accounts: new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS)),
     apiKeys,
@@ -30,5 +49,10 @@ export function createServices(redis: RedisClient, config: Config, clock: Clock)
       limit: config.RATE_LIMIT_PER_MINUTE,
       windowMs: config.RATE_LIMIT_WINDOW_MS,
     }),
+    quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
+    conversations,
+    control: new ConversationControl({ conversations, events, signals, clock }),
+    signals,
+    events,
   };
 }

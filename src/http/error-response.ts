@@ -3,6 +3,8 @@ import {
   DomainError,
   LimitError,
   NotFoundError,
+  ProviderError,
+  RateLimitError,
   TooLargeError,
   UnsupportedEncodingError,
   ValidationError,
@@ -25,7 +27,7 @@ const RESTIFY_DETAILS: Record<string, string> = {
 export function errorResponse(error: unknown): ErrorResponse {
   if (error instanceof DomainError) {
     const status = domainStatus(error);
-    return { status, detail: error.detail, internal: status === 500 };
+    return { status, detail: error.detail, internal: status === 500 && !(error instanceof ProviderError) };
   }
   if (error instanceof Error) {
     const status = (error as { statusCode?: unknown }).statusCode;
@@ -40,6 +42,7 @@ function domainStatus(error: DomainError): number {
   if (error instanceof NotFoundError) return 404;
   if (error instanceof ConflictError) return 409;
   if (error instanceof TooLargeError) return 413;
+  if (error instanceof RateLimitError) return 429;
   if (error instanceof UnsupportedEncodingError) return 415;
   return 500;
 }

@@ -1,9 +1,13 @@
 import type { Request, Response, Server } from 'restify';
-import { NotFoundError } from '../errors.ts';
+import type { ConversationRouter } from '../actors/conversation-router.ts';
+import { checkSessionId } from '../conversations/session.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import type { Chatbot } from '../store/chatbot-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { RequestGate } from '../store/request-gate.ts';
 import type { SourceStore } from '../store/source-store.ts';
 import { apiAuth, type AuthenticatedRequest } from './api-auth.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
 import { chatbotDetailView, chatbotListView, sourceView } from '../views.ts';
 
 /** What the public API reads and writes through. */
@@ -11,7 +15,11 @@ export interface PublicApiDeps {
   gate: RequestGate;
   chatbots: ChatbotStore;
   sources: SourceStore;
+  router: ConversationRouter;
 }
+
+/** DESIGN.md: at most 4,000 characters. */
+export const MAX_MESSAGE_CHARS = 4000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -40,4 +48,39 @@ export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
     const sources = await deps.sources.listForChatbot(chatbot.id);
     res.send(200, sources.map(sourceView));
   });
+
+  // Ownership (404) is settled before the body is read (400), per DESIGN.md's check order.
+  const loadChatbot = async (req: Request) => {
+    (req as ChatRequest).chatbot = await ownedChatbot(req);
+  };
+  server.post(
+    '/api/v1/chatbots/:chatbot_id/chat',
+    auth,
+    loadChatbot,
+    jsonBody(),
+    async (req: Request, res: Response) => {
+      const { chatbot, body, userId } = req as ChatRequest;
+      const message = checkMessage(body.message);
+      const sessionId = body.session_id === undefined ? `api-${userId}` : checkSessionId(body.session_id);
+      if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
+      const outcome = await deps.router.send({ chatbot, sessionId, content: message, channel: 'api' });
+      if (outcome.kind === 'failed') throw outcome.error;
+      res.send(200, { response: outcome.kind === 'reply' ? outcome.text : '' });
+    },
+  );
+}
+
+interface ChatRequest extends JsonRequest {
+  userId: string;
+  chatbot: Chatbot;
+}
+
+function checkMessage(value: unknown): string {
+  if (value === undefined || value === null) throw new ValidationError('message is required.');
+  if (typeof value !== 'string') throw new ValidationError('message must be a string.');
+  if (value.trim().length === 0) throw new ValidationError('message must not be empty.');
+  if ([...value].length > MAX_MESSAGE_CHARS) {
+    throw new ValidationError(`message must be at most ${MAX_MESSAGE_CHARS} characters.`);
+  }
+  return value;
 }

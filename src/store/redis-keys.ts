@@ -46,6 +46,34 @@ export class RedisKeys {
   sourceContent(chatbotId: string, sourceId: string): string {
     return `${this.prefix}{b:${chatbotId}}:source:${sourceId}:content`;
   }
+  conversation(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}`;
+  }
+  conversationLease(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:lease`;
+  }
+  conversationMessages(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:msgs`;
+  }
+  conversationDiscarded(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:discarded`;
+  }
+  conversationRateWindow(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:rl`;
+  }
+  conversationsOf(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:convs`;
+  }
+  /** Conversation id → session id, for lookups by the id that webhooks carry. */
+  conversationIds(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv-ids`;
+  }
+  quota(userId: string, month: string): string {
+    return `${this.prefix}{u:${userId}}:quota:${month}`;
+  }
+  signals(): string {
+    return `${this.prefix}signals`;
+  }
   sourceOwner(sourceId: string): string {
     return `${this.prefix}source-bot:${sourceId}`;
   }

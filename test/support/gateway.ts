@@ -1,4 +1,4 @@
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
@@ -13,7 +13,7 @@ export interface TestGateway {
 }
 
 /** Starts redis-server and the gateway with the given environment overrides. */
-export async function startGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startGateway(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestGateway> {
   const redis = await startRedis();
   const config = loadConfig({
     REDIS_URL: redis.url,
@@ -22,7 +22,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Te
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const app = await startApp(config, createLogger(config.LOG_LEVEL), { shutdownGraceMs: 1000 });
+  const app = await startApp(config, createLogger(config.LOG_LEVEL), { shutdownGraceMs: 1000, ...options });
   return {
     app,
     config,

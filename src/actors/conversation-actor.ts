@@ -1,0 +1,245 @@
+import nact from 'nact';
+import type { ActorContext, Ref } from 'nact';
+import type { Clock } from '../clock.ts';
+import { sourceOf } from '../conversations/session.ts';
+import { ProviderError, RateLimitError } from '../errors.ts';
+import { conversationStarted, messageReceived, type EventSink } from '../events/webhook-event.ts';
+import type { LlmProviders } from '../llm/llm-providers.ts';
+import type { Logger } from '../logger.ts';
+import { buildPrompt, HISTORY_SIZE } from '../rag/prompt-builder.ts';
+import type { Retriever } from '../rag/retriever.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import type { QuotaStore } from '../store/quota-store.ts';
+import {
+  llmDone,
+  llmFailed,
+  retry,
+  type ConversationMessage,
+  type InboundMessage,
+  type TurnOutcome,
+} from './conversation-messages.ts';
+
+/** What a conversation actor works with. */
+export interface ConversationDeps {
+  conversations: ConversationStore;
+  quota: QuotaStore;
+  retriever: Retriever;
+  providers: LlmProviders;
+  events: EventSink;
+  clock: Clock;
+  logger: Logger;
+  limits: { rateLimit: number; rateWindowMs: number; leaseMs: number };
+}
+
+/** An inbound message waiting for its turn. `done` fires once its turn has fully ended. */
+interface Waiting {
+  inbound: InboundMessage;
+  answer: (outcome: TurnOutcome) => void;
+  done: () => void;
+  quotaCounted: boolean;
+}
+
+/** The turn whose LLM call is in flight. */
+interface ActiveTurn {
+  id: number;
+  waiting: Waiting;
+  token: string;
+  /** The requester was already told (a takeover arrived first): the late reply goes nowhere. */
+  answered: boolean;
+  renew: NodeJS.Timeout;
+}
+
+/** A conversation actor's memory: only the work in progress; the conversation itself is in Redis. */
+export interface ConversationState {
+  waiting: Waiting[];
+  turn: ActiveTurn | undefined;
+  lastTurnId: number;
+  retryScheduled: boolean;
+  leaseAttempts: number;
+}
+
+export const initialConversationState = (): ConversationState => ({
+  waiting: [],
+  turn: undefined,
+  lastTurnId: 0,
+  retryScheduled: false,
+  leaseAttempts: 0,
+});
+
+/**
+ * The conversation actor's behaviour. Messages are processed one at a time, but an LLM call is not
+ * awaited inside the handler: the reply comes back as a message. So a takeover (`refresh`) takes
+ * effect at once, while later visitor messages wait in `waiting` until the turn before them ends,
+ * which keeps the transcript in strict arrival order.
+ */
+export function conversationBehaviour(deps: ConversationDeps) {
+  return async function receive(
+    state: ConversationState,
+    message: ConversationMessage,
+    ctx: ActorContext<ConversationMessage, Ref<unknown>>,
+  ): Promise<ConversationState> {
+    switch (message.type) {
+      case 'inbound':
+        state.waiting.push({
+          inbound: message.inbound,
+          answer: message.answer,
+          done: message.done,
+          quotaCounted: false,
+        });
+        break;
+      case 'llm-done':
+        await finishTurn(deps, state, message.turn, message.text, undefined);
+        break;
+      case 'llm-failed':
+        await finishTurn(deps, state, message.turn, undefined, message.error);
+        break;
+      case 'refresh':
+        await applyRefresh(deps, state);
+        break;
+      case 'retry':
+        state.retryScheduled = false;
+        break;
+    }
+    await startWaiting(deps, state, ctx.self);
+    return state;
+  };
+}
+
+/** Starts waiting turns until one is waiting for its LLM, waiting for a lease, or none is left. */
+async function startWaiting(deps: ConversationDeps, state: ConversationState, self: Ref<ConversationMessage>) {
+  while (!state.turn && !state.retryScheduled && state.waiting.length > 0) {
+    const next = state.waiting[0]!;
+    try {
+      const started = await beginTurn(deps, state, next, self);
+      if (started === 'wait') return;
+    } catch (error) {
+      state.waiting.shift();
+      deps.logger.error({ err: error }, 'conversation turn failed');
+      settle(next, { kind: 'failed', error: error as Error });
+    }
+  }
+}
+
+/** Runs a turn up to its LLM call. 'wait' leaves the message at the head of the queue. */
+async function beginTurn(
+  deps: ConversationDeps,
+  state: ConversationState,
+  next: Waiting,
+  self: Ref<ConversationMessage>,
+): Promise<'wait' | 'next'> {
+  const { chatbot, sessionId, content, channel } = next.inbound;
+  if (!next.quotaCounted) {
+    const decision = await deps.quota.consume(chatbot.user_id);
+    if (decision !== 'counted') {
+      state.waiting.shift();
+      settle(next, { kind: 'failed', error: new RateLimitError('Monthly message limit reached.') });
+      return 'next';
+    }
+    next.quotaCounted = true;
+  }
+  const source = sourceOf(sessionId, channel);
+  const limits = { ...deps.limits, historySize: HISTORY_SIZE };
+  const start = await deps.conversations.beginTurn(chatbot.id, sessionId, { content, source }, limits);
+  if (start.kind === 'leased') {
+    // Another gateway is processing this conversation: try again shortly, keeping the order.
+    state.retryScheduled = true;
+    const delay = Math.min(10 * 2 ** state.leaseAttempts++, 250);
+    setTimeout(() => nact.dispatch(self, retry), delay).unref();
+    return 'wait';
+  }
+  state.waiting.shift();
+  state.leaseAttempts = 0;
+  if (start.kind === 'rate-limited') {
+    await deps.quota.refund(chatbot.user_id);
+    settle(next, { kind: 'failed', error: new RateLimitError('Conversation rate limit exceeded.') });
+    return 'next';
+  }
+  const ids = { conversation_id: start.conversationId, session_id: sessionId };
+  const now = deps.clock.nowMicros();
+  if (start.isNew) await deps.events.emit(conversationStarted(chatbot.id, { ...ids, source: start.source }, now));
+  await deps.events.emit(messageReceived(chatbot.id, { ...ids, content, source: start.source }, now));
+  if (start.takenOverBy) {
+    await deps.conversations.endTurn(chatbot.id, sessionId, start.token, null);
+    settle(next, { kind: 'silent' });
+    return 'next';
+  }
+  let prompt;
+  try {
+    const context = await deps.retriever.retrieve(chatbot.id, content);
+    prompt = buildPrompt({
+      chatbotName: chatbot.name,
+      systemPrompt: chatbot.system_prompt,
+      context,
+      history: start.history,
+      message: content,
+    });
+  } catch (error) {
+    await deps.conversations.endTurn(chatbot.id, sessionId, start.token, null);
+    throw error;
+  }
+  const id = ++state.lastTurnId;
+  const renew = setInterval(() => {
+    deps.conversations.renewLease(chatbot.id, sessionId, start.token, deps.limits.leaseMs).catch(() => {});
+  }, deps.limits.leaseMs / 3);
+  renew.unref();
+  state.turn = { id, waiting: next, token: start.token, answered: false, renew };
+  deps.providers[chatbot.provider].generate(chatbot.model, prompt).then(
+    (text) => nact.dispatch(self, llmDone(id, text)),
+    (error: unknown) => nact.dispatch(self, llmFailed(id, error)),
+  );
+  return 'wait';
+}
+
+/** Stores the LLM's reply (or nothing, on failure) and answers the requester unless already told. */
+async function finishTurn(
+  deps: ConversationDeps,
+  state: ConversationState,
+  id: number,
+  text: string | undefined,
+  failure: unknown,
+): Promise<void> {
+  const turn = state.turn;
+  if (!turn || turn.id !== id) return;
+  clearInterval(turn.renew);
+  state.turn = undefined;
+  const { chatbot, sessionId } = turn.waiting.inbound;
+  try {
+    if (text === undefined) {
+      deps.logger.error({ err: failure, chatbot_id: chatbot.id }, 'LLM provider failed');
+      await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, null);
+      if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: new ProviderError('LLM provider error.') });
+      return;
+    }
+    const reply = text.trim() ? text : chatbot.fallback_message;
+    const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, {
+      role: 'assistant',
+      content: reply,
+    });
+    if (turn.answered) return;
+    if (end === 'stored') turn.waiting.answer({ kind: 'reply', text: reply });
+    else if (end === 'discarded') turn.waiting.answer({ kind: 'silent' });
+    else turn.waiting.answer({ kind: 'failed', error: new Error('conversation lease lost during the turn') });
+  } catch (error) {
+    if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: error as Error });
+  } finally {
+    turn.answered = true;
+    turn.waiting.done();
+  }
+}
+
+/** A takeover arrived: a requester still waiting for the AI is told at once that a human has it. */
+async function applyRefresh(deps: ConversationDeps, state: ConversationState): Promise<void> {
+  const turn = state.turn;
+  if (!turn || turn.answered) return;
+  const { chatbot, sessionId } = turn.waiting.inbound;
+  const view = await deps.conversations.get(chatbot.id, sessionId);
+  if (view.taken_over_by && !turn.answered) {
+    turn.answered = true;
+    turn.waiting.answer({ kind: 'silent' });
+  }
+}
+
+function settle(waiting: Waiting, outcome: TurnOutcome): void {
+  waiting.answer(outcome);
+  waiting.done();
+}

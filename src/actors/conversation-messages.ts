@@ -1,0 +1,38 @@
+import type { Channel } from '../conversations/session.ts';
+import type { Chatbot } from '../store/chatbot-store.ts';
+
+/** A visitor message from any channel, in the project's own terms. */
+export interface InboundMessage {
+  chatbot: Chatbot;
+  sessionId: string;
+  content: string;
+  channel: Channel;
+}
+
+/** How a turn ended, as the channel that asked is told. */
+export type TurnOutcome =
+  | { kind: 'reply'; text: string }
+  /** A human agent holds the conversation: the message was stored, the AI stayed silent. */
+  | { kind: 'silent' }
+  | { kind: 'failed'; error: Error };
+
+/** The messages a conversation actor understands. */
+export type ConversationMessage =
+  /** `answer` tells the requester (possibly early, on takeover); `done` fires once the turn has ended. */
+  | { type: 'inbound'; inbound: InboundMessage; answer: (outcome: TurnOutcome) => void; done: () => void }
+  | { type: 'llm-done'; turn: number; text: string }
+  | { type: 'llm-failed'; turn: number; error: unknown }
+  /** Takeover, release or escalation changed the record in Redis: reload it now. */
+  | { type: 'refresh' }
+  /** Another process held the conversation's lease: try the waiting message again. */
+  | { type: 'retry' };
+
+export const inbound = (
+  message: InboundMessage,
+  answer: (outcome: TurnOutcome) => void,
+  done: () => void,
+): ConversationMessage => ({ type: 'inbound', inbound: message, answer, done });
+export const llmDone = (turn: number, text: string): ConversationMessage => ({ type: 'llm-done', turn, text });
+export const llmFailed = (turn: number, error: unknown): ConversationMessage => ({ type: 'llm-failed', turn, error });
+export const refresh: ConversationMessage = { type: 'refresh' };
+export const retry: ConversationMessage = { type: 'retry' };

@@ -1,0 +1,125 @@
+import nact from 'nact';
+import type { Ref } from 'nact';
+import type { Clock } from '../clock.ts';
+import { conversationBehaviour, initialConversationState, type ConversationDeps } from './conversation-actor.ts';
+import {
+  inbound,
+  refresh,
+  type ConversationMessage,
+  type InboundMessage,
+  type TurnOutcome,
+} from './conversation-messages.ts';
+
+/** A live conversation actor and the router's bookkeeping for it. */
+interface Live {
+  ref: Ref<ConversationMessage>;
+  /** Inbound messages routed to it whose turns have not ended. */
+  inflight: number;
+  lastActiveMicros: number;
+}
+
+/** Options of the router. */
+export interface RouterOptions {
+  idleMs: number;
+  clock: Clock;
+  /** How often idle actors are looked for (default: min(idleMs, 1 s)). */
+  sweepEveryMs?: number;
+}
+
+/**
+ * Routes every message for a (chatbot, session) to its one conversation actor, spawning it on
+ * demand and passivating it after `idleMs` without work.
+ *
+ * nact drops a dispatch to a stopped actor without a word, so actors never stop themselves: the
+ * router stops one only when no message routed to it is unfinished, and forgets it in the same
+ * synchronous step, so any later message spawns a fresh actor (under a new, unique name), which
+ * reads the conversation from Redis. The router is plain code, not an actor: nact copies an actor's
+ * child map into every message's context, which a parent of a million children cannot afford.
+ */
+export class ConversationRouter {
+  private readonly system: ReturnType<typeof nact.start>;
+  private readonly behaviour: ReturnType<typeof conversationBehaviour>;
+  private readonly options: RouterOptions;
+  /** In order of last activity, least recent first (a touched entry is moved to the end). */
+  private readonly live = new Map<string, Live>();
+  private spawned = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: ConversationDeps, options: RouterOptions) {
+    this.system = nact.start();
+    this.behaviour = conversationBehaviour(deps);
+    this.options = options;
+  }
+
+  /** Starts the passivation sweep. */
+  start(): void {
+    const every = this.options.sweepEveryMs ?? Math.min(this.options.idleMs, 1000);
+    this.timer = setInterval(() => this.sweep(), every);
+    this.timer.unref();
+  }
+
+  /** Sends a visitor message through its conversation's actor; resolves with the turn's outcome. */
+  send(message: InboundMessage): Promise<TurnOutcome> {
+    const key = `${message.chatbot.id}/${message.sessionId}`;
+    const live = this.live.get(key) ?? this.spawn(key);
+    live.inflight += 1;
+    this.touch(key, live);
+    return new Promise((resolve) => {
+      const done = () => {
+        live.inflight -= 1;
+        this.touch(key, live);
+      };
+      nact.dispatch(live.ref, inbound(message, resolve, done));
+    });
+  }
+
+  /** Tells a live actor (if any in this process) that its conversation changed in Redis. */
+  signal(chatbotId: string, sessionId: string): void {
+    const live = this.live.get(`${chatbotId}/${sessionId}`);
+    if (live) nact.dispatch(live.ref, refresh);
+  }
+
+  /** Passivates actors idle for longer than `idleMs` with nothing in flight. */
+  sweep(): number {
+    const cutoff = this.options.clock.nowMicros() - this.options.idleMs * 1000;
+    let stopped = 0;
+    for (const [key, live] of this.live) {
+      if (live.lastActiveMicros > cutoff) break;
+      if (live.inflight > 0) continue;
+      nact.stop(live.ref);
+      this.live.delete(key);
+      stopped += 1;
+    }
+    return stopped;
+  }
+
+  /** Live actors in this process. */
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** Stops the sweep, every actor and the actor system. */
+  stop(): void {
+    clearInterval(this.timer);
+    this.live.clear();
+    nact.stop(this.system);
+  }
+
+  private spawn(key: string): Live {
+    this.spawned += 1;
+    const ref = nact.spawn(this.system, this.behaviour, `c${this.spawned.toString(36)}`, {
+      initialStateFunc: initialConversationState,
+      // The behaviour answers every failure itself; anything that still escapes must not stop the actor.
+      onCrash: (_msg, _error, ctx) => ctx.resume,
+    });
+    const live: Live = { ref: ref, inflight: 0, lastActiveMicros: 0 };
+    this.live.set(key, live);
+    return live;
+  }
+
+  private touch(key: string, live: Live): void {
+    live.lastActiveMicros = this.options.clock.nowMicros();
+    this.live.delete(key);
+    this.live.set(key, live);
+  }
+}

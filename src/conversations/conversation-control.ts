@@ -1,0 +1,71 @@
+import type { Clock } from '../clock.ts';
+import { conversationEscalated, type EventSink } from '../events/webhook-event.ts';
+import type {
+  ConversationStore,
+  ConversationTranscript,
+  ConversationView,
+  EscalationResult,
+} from '../store/conversation-store.ts';
+import type { SignalBus } from '../store/signal-bus.ts';
+import { escalationChannel } from './session.ts';
+
+/**
+ * Takeover, release and escalation, from any process (a gateway, the CLI): the change is written to
+ * Redis first, then signalled, so the actor holding the conversation, in whichever gateway, reloads
+ * it at once. Escalation emits `conversation.escalated` the first time only.
+ */
+export class ConversationControl {
+  private readonly conversations: ConversationStore;
+  private readonly events: EventSink;
+  private readonly signals: SignalBus;
+  private readonly clock: Clock;
+
+  constructor(deps: { conversations: ConversationStore; events: EventSink; signals: SignalBus; clock: Clock }) {
+    this.conversations = deps.conversations;
+    this.events = deps.events;
+    this.signals = deps.signals;
+    this.clock = deps.clock;
+  }
+
+  async takeOver(chatbotId: string, sessionId: string, agent: string): Promise<ConversationView> {
+    const view = await this.conversations.takeOver(chatbotId, sessionId, agent);
+    await this.signal(chatbotId, sessionId);
+    return view;
+  }
+
+  async release(chatbotId: string, sessionId: string, agent = ''): Promise<ConversationView> {
+    const view = await this.conversations.release(chatbotId, sessionId, agent);
+    await this.signal(chatbotId, sessionId);
+    return view;
+  }
+
+  async escalate(chatbotId: string, sessionId: string): Promise<EscalationResult> {
+    const result = await this.conversations.escalate(chatbotId, sessionId);
+    if (result.first) {
+      const channel = escalationChannel(sessionId);
+      await this.events.emit(
+        conversationEscalated(
+          chatbotId,
+          {
+            conversation_id: result.conversation.conversation_id,
+            session_id: sessionId,
+            channel,
+            escalated_at: result.escalatedAt,
+            ...(channel === 'web' ? { message_count: result.messageCount } : {}),
+          },
+          this.clock.nowMicros(),
+        ),
+      );
+      await this.signal(chatbotId, sessionId);
+    }
+    return result;
+  }
+
+  show(chatbotId: string, sessionId: string): Promise<ConversationTranscript> {
+    return this.conversations.transcript(chatbotId, sessionId);
+  }
+
+  private signal(chatbotId: string, sessionId: string): Promise<void> {
+    return this.signals.publish({ kind: 'conversation', chatbot_id: chatbotId, session_id: sessionId });
+  }
+}

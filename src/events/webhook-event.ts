@@ -1,0 +1,50 @@
+import { formatTimestamp } from '../timestamp.ts';
+
+/** SPEC's four event names. */
+export const EVENT_NAMES = [
+  'lead.captured',
+  'conversation.started',
+  'message.received',
+  'conversation.escalated',
+] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+/** SPEC's envelope. `timestamp` is when the event was queued. */
+export interface WebhookEvent {
+  event: EventName;
+  chatbot_id: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** Where events go: the webhook dispatcher. Resolves once the event is durably accepted. */
+export interface EventSink {
+  emit(event: WebhookEvent): Promise<void>;
+}
+
+/** `conversation.started` */
+export function conversationStarted(
+  chatbotId: string,
+  data: { conversation_id: string; session_id: string; source: string },
+  atMicros: number,
+): WebhookEvent {
+  return { event: 'conversation.started', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
+}
+
+/** `message.received` */
+export function messageReceived(
+  chatbotId: string,
+  data: { conversation_id: string; session_id: string; content: string; source: string },
+  atMicros: number,
+): WebhookEvent {
+  return { event: 'message.received', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
+}
+
+/** `conversation.escalated`; `message_count` only for web conversations. */
+export function conversationEscalated(
+  chatbotId: string,
+  data: { conversation_id: string; session_id: string; channel: string; escalated_at: string; message_count?: number },
+  atMicros: number,
+): WebhookEvent {
+  return { event: 'conversation.escalated', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
+}

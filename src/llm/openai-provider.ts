@@ -1,0 +1,32 @@
+import OpenAI from 'openai';
+import { LlmError, type ChatPrompt, type LlmCallOptions, type LlmProvider } from './llm-provider.ts';
+
+/** The `chatgpt` provider: OpenAI chat completions through the official SDK. */
+export class OpenAiProvider implements LlmProvider {
+  private readonly client: OpenAI | undefined;
+
+  constructor(settings: { apiKey: string | undefined; baseUrl: string | undefined }, options: LlmCallOptions) {
+    // Everything is passed explicitly so the SDK never falls back to reading the environment.
+    this.client = settings.apiKey
+      ? new OpenAI({
+          apiKey: settings.apiKey,
+          baseURL: settings.baseUrl ?? 'https://api.openai.com/v1',
+          timeout: options.timeoutMs,
+          maxRetries: options.maxRetries,
+        })
+      : undefined;
+  }
+
+  async generate(model: string, prompt: ChatPrompt): Promise<string> {
+    if (!this.client) throw new LlmError('openai', 'OPENAI_API_KEY is not set');
+    try {
+      const completion = await this.client.chat.completions.create({
+        model,
+        messages: [{ role: 'system', content: prompt.system }, ...prompt.turns],
+      });
+      return completion.choices[0]?.message.content ?? '';
+    } catch (error) {
+      throw new LlmError('openai', error instanceof Error ? error.message : String(error), { cause: error });
+    }
+  }
+}

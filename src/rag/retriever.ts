@@ -1,0 +1,12 @@
+/** A passage of a chatbot's sources that answers the question, with where it came from. */
+export interface RetrievedChunk {
+  text: string;
+  title: string;
+  url: string;
+  score: number;
+}
+
+/** The retrieval port the conversation actor calls before building a prompt. */
+export interface Retriever {
+  retrieve(chatbotId: string, query: string): Promise<RetrievedChunk[]>;
+}

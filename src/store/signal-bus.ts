@@ -1,0 +1,51 @@
+import type { Logger } from '../logger.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** A change that live actors or sockets in any gateway process may need to hear about. */
+export type Signal = { kind: 'conversation'; chatbot_id: string; session_id: string };
+
+/**
+ * Cross-process signals over Redis pub/sub: any process (a gateway, the CLI) publishes, every gateway
+ * receives, including the publisher itself.
+ */
+export class SignalBus {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly logger: Logger;
+  private subscriber: RedisClient | undefined;
+
+  constructor(redis: RedisClient, keys: RedisKeys, logger: Logger) {
+    this.redis = redis;
+    this.keys = keys;
+    this.logger = logger;
+  }
+
+  async publish(signal: Signal): Promise<void> {
+    await this.redis.publish(this.keys.signals(), JSON.stringify(signal));
+  }
+
+  /** Subscribes on a connection of its own (a subscribed connection can do nothing else). */
+  async subscribe(handler: (signal: Signal) => void): Promise<void> {
+    const subscriber = this.redis.duplicate();
+    subscriber.on('error', (error: Error) => this.logger.warn({ err: error.message }, 'signal connection error'));
+    await subscriber.connect();
+    await subscriber.subscribe(this.keys.signals(), (message: string) => {
+      let signal: Signal;
+      try {
+        signal = JSON.parse(message) as Signal;
+      } catch {
+        this.logger.warn('ignored a malformed signal');
+        return;
+      }
+      handler(signal);
+    });
+    this.subscriber = subscriber;
+  }
+
+  async stop(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber?.isOpen) await subscriber.close();
+  }
+}
