@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerAccountCommands } from './account-commands.ts';
 import { registerChatbotCommands } from './chatbot-commands.ts';
+import { registerConversationCommands } from './conversation-commands.ts';
 import { registerSourceCommands } from './source-commands.ts';
 
 /** The operator CLI (DESIGN.md): one JSON value on stdout and exit 0, or one line on stderr and exit 1. */
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
   registerAccountCommands(program);
   registerChatbotCommands(program);
   registerSourceCommands(program);
+  registerConversationCommands(program);
   return program;
 }
 

@@ -1,0 +1,155 @@
+import t from 'tap';
+import type { TurnOutcome } from '../../src/actors/conversation-messages.ts';
+import { ConversationRouter } from '../../src/actors/conversation-router.ts';
+import type { ChatPrompt, LlmProvider } from '../../src/llm/llm-provider.ts';
+import { createLogger } from '../../src/logger.ts';
+import { AccountStore } from '../../src/store/account-store.ts';
+import { ChatbotStore } from '../../src/store/chatbot-store.ts';
+import { ConversationStore } from '../../src/store/conversation-store.ts';
+import { QuotaStore } from '../../src/store/quota-store.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { startRedis } from '../support/redis-server.ts';
+
+const server = await startRedis();
+const redis = await connectRedis({ url: server.url }, createLogger('silent'));
+t.teardown(async () => {
+  await redis.close();
+  await server.stop();
+});
+
+/** A simulated clock the tests move by hand. */
+let now = 1_800_000_000_000_000;
+const clock = { nowMicros: () => now };
+const keys = new RedisKeys('sb:');
+const conversations = new ConversationStore(redis, keys, clock);
+const user = await new AccountStore(redis, keys, clock, ['scale']).create('router@example.com', 'scale');
+const chatbot = await new ChatbotStore(redis, keys, clock).create(user.id, { name: 'Router Bot' });
+
+/** An in-process LLM: answers with the number of turns it was shown, after an optional gate. */
+class EchoProvider implements LlmProvider {
+  prompts: ChatPrompt[] = [];
+  gate: Promise<void> | undefined;
+  async generate(_model: string, prompt: ChatPrompt): Promise<string> {
+    this.prompts.push(prompt);
+    if (this.gate) await this.gate;
+    return `seen ${prompt.turns.length}`;
+  }
+}
+const provider = new EchoProvider();
+
+function makeRouter(idleMs: number, sweepEveryMs?: number, realClock = false) {
+  return new ConversationRouter(
+    {
+      conversations,
+      quota: new QuotaStore(redis, keys, clock, { scale: 1_000_000 }),
+      retriever: { retrieve: () => Promise.resolve([]) },
+      providers: { chatgpt: provider, gemini: provider, ollama: provider },
+      events: { emit: () => Promise.resolve() },
+      clock: realClock ? { nowMicros: () => Date.now() * 1000 } : clock,
+      logger: createLogger('silent'),
+      limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs: 30_000 },
+    },
+    { idleMs, clock: realClock ? { nowMicros: () => Date.now() * 1000 } : clock, sweepEveryMs },
+  );
+}
+
+const send = (router: ConversationRouter, sessionId: string, content: string) =>
+  router.send({ chatbot, sessionId, content, channel: 'api' });
+
+t.test('an idle actor passivates; the next message rehydrates the conversation from Redis', async (t) => {
+  const router = makeRouter(1000);
+  t.teardown(() => router.stop());
+  t.same(await send(router, 'p-1', 'one'), { kind: 'reply', text: 'seen 1' });
+  t.equal(router.size, 1);
+  now += 500_000;
+  t.equal(router.sweep(), 0, 'not idle long enough');
+  now += 600_000;
+  t.equal(router.sweep(), 1);
+  t.equal(router.size, 0);
+  t.same(await send(router, 'p-1', 'two'), { kind: 'reply', text: 'seen 3' }, 'the history came back');
+  t.same(
+    provider.prompts.at(-1)!.turns.map((turn) => turn.content),
+    ['one', 'seen 1', 'two'],
+  );
+});
+
+t.test('a message routed just before a sweep is never lost', async (t) => {
+  const router = makeRouter(1000);
+  t.teardown(() => router.stop());
+  await send(router, 'p-2', 'warm up');
+  now += 5_000_000;
+  // Dispatched, not yet processed: the sweep must leave the actor alone.
+  const pending = send(router, 'p-2', 'just in time');
+  now += 5_000_000;
+  t.equal(router.sweep(), 0);
+  t.same(await pending, { kind: 'reply', text: 'seen 3' });
+});
+
+t.test('an actor answered early (takeover) stays alive until its late reply is stored as discarded', async (t) => {
+  const router = makeRouter(1000);
+  t.teardown(() => router.stop());
+  let open!: () => void;
+  provider.gate = new Promise((resolve) => (open = resolve));
+  const pending = send(router, 'p-3', 'slow one');
+  while (provider.prompts.at(-1)?.turns.at(-1)?.content !== 'slow one') {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await conversations.takeOver(chatbot.id, 'p-3', 'agent');
+  router.signal(chatbot.id, 'p-3');
+  t.same(await pending, { kind: 'silent' });
+  now += 10_000_000;
+  t.equal(router.sweep(), 0, 'the LLM call is still in flight');
+  open();
+  provider.gate = undefined;
+  while ((await conversations.discarded(chatbot.id, 'p-3')).length === 0) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  now += 10_000_000;
+  t.equal(router.sweep(), 1);
+  t.same(
+    (await conversations.transcript(chatbot.id, 'p-3')).messages.map((m) => m.role),
+    ['user'],
+  );
+});
+
+t.test('passivating as eagerly as possible under load loses nothing (real time)', async (t) => {
+  const router = makeRouter(1, 1, true);
+  router.start();
+  t.teardown(() => router.stop());
+  const sessions = Array.from({ length: 20 }, (_, i) => `stress-${i}`);
+  const outcomes: TurnOutcome[] = [];
+  await Promise.all(
+    sessions.map(async (sessionId) => {
+      for (let i = 0; i < 10; i += 1) {
+        outcomes.push(await send(router, sessionId, `m${i}`));
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 4));
+      }
+    }),
+  );
+  t.equal(outcomes.length, 200);
+  t.ok(outcomes.every((o) => o.kind === 'reply'));
+  for (const sessionId of sessions) {
+    const transcript = await conversations.transcript(chatbot.id, sessionId);
+    t.same(
+      transcript.messages.filter((m) => m.role === 'user').map((m) => m.content),
+      Array.from({ length: 10 }, (_, i) => `m${i}`),
+    );
+    t.equal(transcript.messages.length, 20);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(router.size, 0, 'everything passivated in the end');
+});
+
+t.test('a conversation leased by another process waits, then continues in order', async (t) => {
+  const router = makeRouter(60_000);
+  t.teardown(() => router.stop());
+  await send(router, 'p-5', 'first');
+  // Another process holds the lease for 150 ms.
+  await redis.set(keys.conversationLease(chatbot.id, 'p-5'), 'other-process:1', {
+    expiration: { type: 'PX', value: 150 },
+  });
+  const started = Date.now();
+  t.same(await send(router, 'p-5', 'second'), { kind: 'reply', text: 'seen 3' });
+  t.ok(Date.now() - started >= 140, 'it waited for the lease');
+});
