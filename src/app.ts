@@ -1,4 +1,5 @@
 import { ConversationRouter } from './actors/conversation-router.ts';
+import { WebhookDispatcher } from './actors/webhook-dispatcher.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { EventSink } from './events/webhook-event.ts';
@@ -10,12 +11,14 @@ import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
+import { WebhookSender } from './webhooks/webhook-sender.ts';
 
 /** A running gateway. */
 export interface App {
   readonly port: number;
   readonly services: Services;
   readonly router: ConversationRouter;
+  readonly dispatcher: WebhookDispatcher;
   stop(): Promise<void>;
 }
 
@@ -41,16 +44,33 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     for (const stop of stack.reverse()) await stop();
   };
   try {
-    // Until the webhook dispatcher exists there is no webhook to deliver an event to.
-    const events: EventSink = options.events ?? { emit: () => Promise.resolve() };
-    const services = createServices(handle.redis, config, clock, logger, events);
+    const services = createServices(handle.redis, config, clock, logger, options.events);
+    const dispatcher = new WebhookDispatcher(
+      {
+        deliveries: services.deliveries,
+        webhooks: services.webhooks,
+        sender: new WebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }),
+        clock,
+        logger,
+      },
+      {
+        retryDelays: config.WEBHOOK_RETRY_DELAYS,
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        destinationConcurrency: config.WEBHOOK_DESTINATION_CONCURRENCY,
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        pollMs: config.WEBHOOK_POLL_MS,
+      },
+    );
+    services.outbox.onEnqueued = () => dispatcher.kick();
+    dispatcher.start();
+    stack.push(() => dispatcher.stop());
     const router = new ConversationRouter(
       {
         conversations: services.conversations,
         quota: services.quota,
         retriever: options.retriever ?? { retrieve: () => Promise.resolve([]) },
         providers: options.providers ?? createLlmProviders(config),
-        events,
+        events: services.events,
         clock,
         logger,
         limits: {
@@ -75,6 +95,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       port,
       services,
       router,
+      dispatcher,
       stop: async () => {
         await unwind();
         logger.info('gateway stopped');

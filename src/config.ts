@@ -69,6 +69,10 @@ const schema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_RETRY_DELAYS: retryDelays.default([60, 300, 900]),
   WEBHOOK_ALLOW_PRIVATE: bool01.default(false),
+  WEBHOOK_CONCURRENCY: positiveInt.default(64),
+  WEBHOOK_DESTINATION_CONCURRENCY: positiveInt.default(8),
+  WEBHOOK_LOG_RETENTION_DAYS: positiveInt.default(30),
+  WEBHOOK_POLL_MS: positiveInt.default(250),
   TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -11,7 +11,10 @@ import { QuotaStore } from './store/quota-store.ts';
 import type { RedisClient } from './store/redis-client.ts';
 import { RedisKeys } from './store/redis-keys.ts';
 import { RequestGate } from './store/request-gate.ts';
+import { DeliveryStore } from './store/delivery-store.ts';
 import { SignalBus } from './store/signal-bus.ts';
+import { WebhookStore } from './store/webhook-store.ts';
+import { WebhookOutbox } from './webhooks/webhook-outbox.ts';
 import { SourceStore } from './store/source-store.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
@@ -25,18 +28,26 @@ export interface Services {
   conversations: ConversationStore;
   control: ConversationControl;
   signals: SignalBus;
+  webhooks: WebhookStore;
+  deliveries: DeliveryStore;
+  outbox: WebhookOutbox;
+  /** Where events go: the outbox, unless a test replaced it. */
   events: EventSink;
 }
 
-/** Builds the service layer over one Redis client. */
+/** Builds the service layer over one Redis client. `events` replaces the outbox (tests only). */
 export function createServices(
   redis: RedisClient,
   config: Config,
   clock: Clock,
   logger: Logger,
-  events: EventSink,
+  eventsOverride?: EventSink,
 ): Services {
   const keys = new RedisKeys(config.REDIS_PREFIX);
+  const webhooks = new WebhookStore(redis, keys, clock, config.WEBHOOK_ALLOW_PRIVATE);
+  const deliveries = new DeliveryStore(redis, keys, clock, config.WEBHOOK_LOG_RETENTION_DAYS);
+  const outbox = new WebhookOutbox(webhooks, deliveries, config.WEBHOOK_RETRY_DELAYS);
+  const events = eventsOverride ?? outbox;
   const apiKeys = new ApiKeyStore(redis, keys, clock);
   const conversations = new ConversationStore(redis, keys, clock);
   const signals = new SignalBus(redis, keys, logger);
@@ -53,6 +64,9 @@ export function createServices(
     conversations,
     control: new ConversationControl({ conversations, events, signals, clock }),
     signals,
+    webhooks,
+    deliveries,
+    outbox,
     events,
   };
 }

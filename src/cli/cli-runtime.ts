@@ -22,9 +22,7 @@ export async function runCommand(action: (services: Services) => Promise<unknown
     const logger = createLogger('silent');
     const handle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
     try {
-      // The CLI emits no events of its own until the webhook outbox exists.
-      const events = { emit: () => Promise.resolve() };
-      const result = await action(createServices(handle.redis, config, systemClock, logger, events));
+      const result = await action(createServices(handle.redis, config, systemClock, logger));
       process.stdout.write(`${JSON.stringify(result)}\n`);
     } finally {
       await handle.close();

@@ -3,6 +3,7 @@ import { registerAccountCommands } from './account-commands.ts';
 import { registerChatbotCommands } from './chatbot-commands.ts';
 import { registerConversationCommands } from './conversation-commands.ts';
 import { registerSourceCommands } from './source-commands.ts';
+import { registerWebhookCommands } from './webhook-commands.ts';
 
 /** The operator CLI (DESIGN.md): one JSON value on stdout and exit 0, or one line on stderr and exit 1. */
 export function buildProgram(): Command {
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   registerChatbotCommands(program);
   registerSourceCommands(program);
   registerConversationCommands(program);
+  registerWebhookCommands(program);
   return program;
 }
 

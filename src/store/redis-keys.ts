@@ -68,6 +68,31 @@ export class RedisKeys {
   conversationIds(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:conv-ids`;
   }
+  webhooksOf(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:webhooks`;
+  }
+  webhook(chatbotId: string, webhookId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:webhook:${webhookId}`;
+  }
+  webhookOwner(webhookId: string): string {
+    return `${this.prefix}webhook-bot:${webhookId}`;
+  }
+  /** Every delivery key shares the `{wh}` tag, so one script can claim, log and reschedule. */
+  deliveryPrefix(): string {
+    return `${this.prefix}{wh}:`;
+  }
+  deliveriesDue(): string {
+    return `${this.prefix}{wh}:due`;
+  }
+  delivery(deliveryId: string): string {
+    return `${this.prefix}{wh}:delivery:${deliveryId}`;
+  }
+  deliveryAttempts(deliveryId: string): string {
+    return `${this.prefix}{wh}:delivery:${deliveryId}:attempts`;
+  }
+  deliveryLog(webhookId: string): string {
+    return `${this.prefix}{wh}:log:${webhookId}`;
+  }
   quota(userId: string, month: string): string {
     return `${this.prefix}{u:${userId}}:quota:${month}`;
   }

@@ -257,7 +257,7 @@ t.test('changes written by another process are seen on the very next request', a
   // cache must be invalidated by Redis, not by anything in this process.
   const otherProcess = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
   t.teardown(() => otherProcess.close());
-  const remote = createServices(otherProcess, gw.config, systemClock, createLogger('silent'), { emit: async () => {} });
+  const remote = createServices(otherProcess, gw.config, systemClock, createLogger('silent'));
   const bot = await services.chatbots.create(owner.user.id, { name: 'Cached Bot' });
   t.equal((await get(`/api/v1/chatbots/${bot.id}`)).body.is_active, true);
   t.equal((await get(`/api/v1/chatbots/${bot.id}/sources`)).body.length, 0);

@@ -12,7 +12,7 @@ t.teardown(async () => {
   await redis.close();
   await server.stop();
 });
-const services = createServices(redis, loadConfig({}), systemClock, createLogger('silent'), { emit: async () => {} });
+const services = createServices(redis, loadConfig({}), systemClock, createLogger('silent'));
 
 t.test('50 concurrent creates at 4 active keys leave exactly 5 active', async (t) => {
   const user = await services.accounts.create('race@example.com', 'scale');

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import nact from 'nact';
+import type { Ref } from 'nact';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { AttemptVerdict, ClaimedDelivery, DeliveryStore } from '../store/delivery-store.ts';
+import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
+import type { AttemptResult, WebhookSender } from '../webhooks/webhook-sender.ts';
+
+/** Messages of the dispatcher actor. */
+export type DispatcherMessage =
+  { type: 'poll' } | { type: 'sent'; delivery: ClaimedDelivery; destination: string; result: AttemptResult };
+
+/** Limits and timing of the dispatcher. */
+export interface DispatcherOptions {
+  /** Seconds between a failed attempt and the next (one entry per retry). */
+  retryDelays: number[];
+  concurrency: number;
+  destinationConcurrency: number;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+/** What the dispatcher works with. */
+export interface DispatcherDeps {
+  deliveries: DeliveryStore;
+  webhooks: WebhookStore;
+  sender: WebhookSender;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * The webhook dispatcher actor: owns delivery. It claims due deliveries from the Redis outbox (a
+ * claim is a lease: a process that dies mid-attempt leaves the delivery due again, to be retried
+ * under the same id), sends each with the sender without blocking its mailbox, records every
+ * attempt, and reschedules (1, 5, 15 minutes by default) or finishes the delivery. Total concurrency
+ * and a per-destination cap keep a slow receiver from holding up anyone else; deliveries of one
+ * conversation to one webhook go out one after another.
+ */
+export class WebhookDispatcher {
+  private readonly deps: DispatcherDeps;
+  private readonly options: DispatcherOptions;
+  private readonly system: ReturnType<typeof nact.start>;
+  private readonly actor: Ref<DispatcherMessage>;
+  private readonly claimToken = randomUUID();
+  private timer: NodeJS.Timeout | undefined;
+  private idle: Array<() => void> = [];
+  /** Attempts in flight, in all and per destination host. Touched only inside the actor. */
+  private running = 0;
+  private readonly perDestination = new Map<string, number>();
+  /** Order keys (webhook + conversation) with an attempt in flight. */
+  private readonly ordering = new Set<string>();
+
+  constructor(deps: DispatcherDeps, options: DispatcherOptions) {
+    this.deps = deps;
+    this.options = options;
+    this.system = nact.start();
+    // nact serializes the messages; the state lives in this object's fields.
+    const receive = async (_state: undefined, message: DispatcherMessage) => this.receive(message);
+    this.actor = nact.spawn(this.system, receive, 'webhook-dispatcher', {
+      onCrash: (_msg, error, ctx) => {
+        this.deps.logger.error({ err: error }, 'webhook dispatcher crashed; resuming');
+        return ctx.resume;
+      },
+    });
+  }
+
+  /** Starts polling the outbox. */
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.options.pollMs);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /** New deliveries are due: look now rather than at the next poll. */
+  kick(): void {
+    nact.dispatch(this.actor, { type: 'poll' });
+  }
+
+  /** Stops polling and waits for attempts in flight to be recorded. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    nact.stop(this.system);
+  }
+
+  private async receive(message: DispatcherMessage): Promise<undefined> {
+    if (message.type === 'sent') await this.record(message.delivery, message.destination, message.result);
+    await this.dispatchDue();
+    return undefined;
+  }
+
+  private async dispatchDue(): Promise<void> {
+    if (this.timer === undefined) return;
+    const free = this.options.concurrency - this.running;
+    if (free <= 0) return;
+    const claimMs = this.options.timeoutMs + 5000;
+    const claimed = await this.deps.deliveries.claim(free, claimMs, this.claimToken);
+    for (const delivery of claimed) await this.begin(delivery);
+  }
+
+  private async begin(delivery: ClaimedDelivery): Promise<void> {
+    let hook: Webhook;
+    try {
+      hook = await this.deps.webhooks.get(delivery.webhookId);
+    } catch {
+      await this.giveUp(delivery, 'webhook was deleted');
+      return;
+    }
+    if (!hook.active) {
+      await this.giveUp(delivery, 'webhook is inactive');
+      return;
+    }
+    const destination = new URL(hook.url).host;
+    const busy = this.perDestination.get(destination) ?? 0;
+    if (busy >= this.options.destinationConcurrency || this.ordering.has(delivery.orderKey)) {
+      // Not now: back to the queue, unattempted, for a later poll.
+      await this.deps.deliveries.release(delivery, this.deps.clock.nowMicros() + this.options.pollMs * 1000);
+      return;
+    }
+    this.running += 1;
+    this.perDestination.set(destination, busy + 1);
+    this.ordering.add(delivery.orderKey);
+    const { id: deliveryId, attempt, event, body } = delivery;
+    // Not awaited: the mailbox stays free while receivers answer (the sender never rejects).
+    void this.deps.sender
+      .send({ url: hook.url, secret: hook.secret, event, body, deliveryId, attempt })
+      .then((result) => nact.dispatch(this.actor, { type: 'sent', delivery, destination, result }));
+  }
+
+  private async record(delivery: ClaimedDelivery, destination: string, result: AttemptResult): Promise<void> {
+    const busy = (this.perDestination.get(destination) ?? 1) - 1;
+    if (busy === 0) this.perDestination.delete(destination);
+    else this.perDestination.set(destination, busy);
+    this.ordering.delete(delivery.orderKey);
+    try {
+      const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300 && !result.error;
+      const outcome = await this.deps.deliveries.complete(
+        delivery,
+        {
+          attempt: delivery.attempt,
+          atMicros: this.deps.clock.nowMicros(),
+          status_code: result.statusCode,
+          error: result.error,
+          duration_ms: result.durationMs,
+          response_body: result.responseBody,
+        },
+        ok ? { kind: 'delivered' } : this.retryVerdict(delivery.attempt),
+      );
+      if (!ok) {
+        this.deps.logger.warn(
+          {
+            delivery_id: delivery.id,
+            attempt: delivery.attempt,
+            status: result.statusCode,
+            error: result.error,
+            outcome,
+          },
+          'webhook attempt failed',
+        );
+      }
+    } catch (error) {
+      // The claim expires and the delivery is attempted again: at least once.
+      this.deps.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a webhook attempt');
+    } finally {
+      this.running -= 1;
+      if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
+    }
+  }
+
+  private retryVerdict(attempt: number): AttemptVerdict {
+    const delay = this.options.retryDelays[attempt - 1];
+    if (delay === undefined) return { kind: 'failed' };
+    return { kind: 'retry', atMicros: this.deps.clock.nowMicros() + Math.round(delay * 1_000_000) };
+  }
+
+  private async giveUp(delivery: ClaimedDelivery, error: string): Promise<void> {
+    await this.deps.deliveries.complete(
+      delivery,
+      {
+        attempt: delivery.attempt,
+        atMicros: this.deps.clock.nowMicros(),
+        status_code: null,
+        error,
+        duration_ms: 0,
+        response_body: '',
+      },
+      { kind: 'failed' },
+    );
+  }
+}

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { webhookView } from '../store/webhook-store.ts';
+import { runCommand } from './cli-runtime.ts';
+
+/** `webhook create|list|delete|rotate-secret|deliveries|redeliver`. */
+export function registerWebhookCommands(program: Command): void {
+  const webhook = program.command('webhook').description('signed webhooks and their delivery log');
+  webhook
+    .command('create')
+    .requiredOption('--bot <id>', 'chatbot id')
+    .requiredOption('--url <url>', 'destination (http or https, public address)')
+    .requiredOption('--events <list>', 'comma-separated event names')
+    .action((opts: { bot: string; url: string; events: string }) =>
+      runCommand(async (s) => {
+        await s.chatbots.get(opts.bot);
+        return s.webhooks.create(opts.bot, opts.url, opts.events.split(','));
+      }),
+    );
+  webhook
+    .command('list')
+    .requiredOption('--bot <id>', 'chatbot id')
+    .action((opts: { bot: string }) =>
+      runCommand(async (s) => {
+        await s.chatbots.get(opts.bot);
+        return (await s.webhooks.listForChatbot(opts.bot)).map(webhookView);
+      }),
+    );
+  webhook
+    .command('delete')
+    .requiredOption('--webhook <id>', 'webhook id')
+    .action((opts: { webhook: string }) =>
+      runCommand(async (s) => {
+        await s.webhooks.delete(opts.webhook);
+        return { id: opts.webhook, deleted: true };
+      }),
+    );
+  webhook
+    .command('rotate-secret')
+    .requiredOption('--webhook <id>', 'webhook id')
+    .action((opts: { webhook: string }) => runCommand((s) => s.webhooks.rotateSecret(opts.webhook)));
+  webhook
+    .command('deliveries')
+    .requiredOption('--webhook <id>', 'webhook id')
+    .action((opts: { webhook: string }) =>
+      runCommand(async (s) => {
+        await s.webhooks.get(opts.webhook);
+        return s.deliveries.log(opts.webhook);
+      }),
+    );
+  webhook
+    .command('redeliver')
+    .requiredOption('--delivery <id>', 'delivery id')
+    .action((opts: { delivery: string }) => runCommand((s) => s.deliveries.redeliver(opts.delivery)));
+}

@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import { LuaScript } from './lua-script.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** One attempt of a delivery as the log shows it. */
+export interface AttemptRecord {
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_body: string;
+}
+
+/** A delivery as the log shows it (DESIGN.md's `webhook deliveries`). */
+export interface DeliveryView {
+  id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed';
+  next_attempt_at: string | null;
+  attempts: AttemptRecord[];
+}
+
+/** A delivery claimed for one attempt. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  chatbotId: string;
+  event: string;
+  body: string;
+  attempt: number;
+  token: string;
+  /** Ordering key: deliveries of one conversation to one webhook go out one after another. */
+  orderKey: string;
+}
+
+/** What an attempt's result means for the delivery. */
+export type AttemptVerdict = { kind: 'delivered' } | { kind: 'retry'; atMicros: number } | { kind: 'failed' };
+
+// KEYS: due, log of the webhook. ARGV: id, webhook id, chatbot id, event, body, now µs, max attempts,
+// order key, log cutoff µs, key prefix.
+// The record, its place in the due queue and the log entry are written together: once this returns,
+// the delivery exists and will be attempted, whatever happens to this process.
+const ENQUEUE = new LuaScript(`
+local record = ARGV[10] .. 'delivery:' .. ARGV[1]
+redis.call('HSET', record, 'id', ARGV[1], 'webhook_id', ARGV[2], 'chatbot_id', ARGV[3], 'event', ARGV[4],
+  'body', ARGV[5], 'status', 'pending', 'attempts', 0, 'max_attempts', ARGV[7], 'next_at', ARGV[6],
+  'created_at', ARGV[6], 'order_key', ARGV[8], 'claim', '')
+redis.call('ZADD', KEYS[1], ARGV[6], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[9])
+return 1
+`);
+
+// KEYS: due. ARGV: now µs, limit, claim until µs, token, key prefix.
+// Claiming moves a delivery's due time to the end of the claim: if this process dies mid-attempt, the
+// delivery becomes due again and is retried under the same id.
+const CLAIM = new LuaScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  local record = ARGV[5] .. 'delivery:' .. id
+  local f = redis.call('HMGET', record, 'webhook_id', 'chatbot_id', 'event', 'body', 'attempts', 'status', 'order_key')
+  if f[1] and f[6] == 'pending' then
+    redis.call('ZADD', KEYS[1], ARGV[3], id)
+    redis.call('HSET', record, 'claim', ARGV[4])
+    table.insert(out, {id, f[1], f[2], f[3], f[4], tonumber(f[5]) + 1, f[7]})
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+`);
+
+// KEYS: due, record, attempts. ARGV: id, token, attempt JSON, verdict, next µs, retention s.
+const COMPLETE = new LuaScript(`
+if redis.call('HGET', KEYS[2], 'claim') ~= ARGV[2] then return 0 end
+redis.call('RPUSH', KEYS[3], ARGV[3])
+local attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
+local verdict = ARGV[4]
+if verdict == 'retry' and attempts >= tonumber(redis.call('HGET', KEYS[2], 'max_attempts')) then verdict = 'failed' end
+if verdict == 'retry' then
+  redis.call('HSET', KEYS[2], 'next_at', ARGV[5], 'claim', '')
+  redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
+else
+  redis.call('HSET', KEYS[2], 'status', verdict, 'next_at', '', 'claim', '')
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
+  redis.call('EXPIRE', KEYS[3], ARGV[6])
+end
+return verdict
+`);
+
+// KEYS: due, record. ARGV: id, token, due µs. Gives a claim back without an attempt.
+const RELEASE = new LuaScript(`
+if redis.call('HGET', KEYS[2], 'claim') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[2], 'claim', '')
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+`);
+
+// KEYS: due, record, attempts. ARGV: id, now µs. A finished delivery gets one more attempt.
+const REDELIVER = new LuaScript(`
+local status = redis.call('HGET', KEYS[2], 'status')
+if not status then return 'missing' end
+if status == 'pending' then return 'pending' end
+local attempts = tonumber(redis.call('HGET', KEYS[2], 'attempts'))
+redis.call('HSET', KEYS[2], 'status', 'pending', 'max_attempts', attempts + 1, 'next_at', ARGV[2], 'claim', '')
+redis.call('PERSIST', KEYS[2])
+redis.call('PERSIST', KEYS[3])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 'ok'
+`);
+
+/**
+ * The durable outbox of webhook deliveries: enqueue, claim with a lease, record each attempt and
+ * reschedule or finish, redeliver, and the per-webhook delivery log.
+ */
+export class DeliveryStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+  private readonly retentionSeconds: number;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, retentionDays: number) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+    this.retentionSeconds = retentionDays * 24 * 3600;
+  }
+
+  /** Writes a pending delivery, due now. */
+  async enqueue(input: {
+    webhookId: string;
+    chatbotId: string;
+    event: string;
+    body: string;
+    maxAttempts: number;
+    orderKey: string;
+  }): Promise<string> {
+    const id = randomUUID();
+    const now = this.clock.nowMicros();
+    await ENQUEUE.run(
+      this.redis,
+      [this.keys.deliveriesDue(), this.keys.deliveryLog(input.webhookId)],
+      [
+        id,
+        input.webhookId,
+        input.chatbotId,
+        input.event,
+        input.body,
+        now,
+        input.maxAttempts,
+        input.orderKey,
+        now - this.retentionSeconds * 1_000_000,
+        this.keys.deliveryPrefix(),
+      ],
+    );
+    return id;
+  }
+
+  /** Claims up to `limit` due deliveries for `claimMs`. */
+  async claim(limit: number, claimMs: number, token: string): Promise<ClaimedDelivery[]> {
+    const now = this.clock.nowMicros();
+    const rows = (await CLAIM.run(
+      this.redis,
+      [this.keys.deliveriesDue()],
+      [now, limit, now + claimMs * 1000, token, this.keys.deliveryPrefix()],
+    )) as Array<[string, string, string, string, string, number, string]>;
+    return rows.map(([id, webhookId, chatbotId, event, body, attempt, orderKey]) => ({
+      id,
+      webhookId,
+      chatbotId,
+      event,
+      body,
+      attempt,
+      token,
+      orderKey,
+    }));
+  }
+
+  /** Records an attempt; returns what became of the delivery, or 'stale' if the claim was lost. */
+  async complete(
+    delivery: ClaimedDelivery,
+    attempt: Omit<AttemptRecord, 'at'> & { atMicros: number },
+    verdict: AttemptVerdict,
+  ): Promise<'delivered' | 'retry' | 'failed' | 'stale'> {
+    const { atMicros, ...rest } = attempt;
+    const reply = await COMPLETE.run(
+      this.redis,
+      [this.keys.deliveriesDue(), this.keys.delivery(delivery.id), this.keys.deliveryAttempts(delivery.id)],
+      [
+        delivery.id,
+        delivery.token,
+        JSON.stringify({ ...rest, at: atMicros }),
+        verdict.kind,
+        verdict.kind === 'retry' ? verdict.atMicros : 0,
+        this.retentionSeconds,
+      ],
+    );
+    return reply === 0 ? 'stale' : (reply as 'delivered' | 'retry' | 'failed');
+  }
+
+  /** Gives a claimed delivery back, unattempted, due at `atMicros`. */
+  async release(delivery: ClaimedDelivery, atMicros: number): Promise<void> {
+    await RELEASE.run(
+      this.redis,
+      [this.keys.deliveriesDue(), this.keys.delivery(delivery.id)],
+      [delivery.id, delivery.token, atMicros],
+    );
+  }
+
+  /** Gives a delivered or failed delivery one more attempt, now. */
+  async redeliver(deliveryId: string): Promise<DeliveryView> {
+    const reply = await REDELIVER.run(
+      this.redis,
+      [this.keys.deliveriesDue(), this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)],
+      [deliveryId, this.clock.nowMicros()],
+    );
+    if (reply === 'missing') throw new NotFoundError('Delivery not found.');
+    if (reply === 'pending') throw new ValidationError('Delivery is still pending.');
+    return this.get(deliveryId);
+  }
+
+  async get(deliveryId: string): Promise<DeliveryView> {
+    const [record, attempts] = await Promise.all([
+      this.redis.hGetAll(this.keys.delivery(deliveryId)),
+      this.redis.lRange(this.keys.deliveryAttempts(deliveryId), 0, -1),
+    ]);
+    if (!record.id) throw new NotFoundError('Delivery not found.');
+    return toView(record, attempts);
+  }
+
+  /** The delivery log of a webhook, newest first (deliveries past retention have expired). */
+  async log(webhookId: string): Promise<DeliveryView[]> {
+    const ids = await this.redis.zRange(this.keys.deliveryLog(webhookId), 0, -1, { REV: true });
+    const views = await Promise.all(ids.map((id) => this.get(id).catch(() => undefined)));
+    return views.filter((view): view is DeliveryView => view !== undefined);
+  }
+
+  /** Deliveries waiting in the due queue (pending, including claimed ones). */
+  async pendingCount(): Promise<number> {
+    return this.redis.zCard(this.keys.deliveriesDue());
+  }
+}
+
+function toView(record: Record<string, string>, attempts: string[]): DeliveryView {
+  return {
+    id: record.id!,
+    event: record.event!,
+    status: record.status as DeliveryView['status'],
+    next_attempt_at: record.next_at ? formatTimestamp(Number(record.next_at)) : null,
+    attempts: attempts.map((json) => {
+      const raw = JSON.parse(json) as Omit<AttemptRecord, 'at'> & { at: number };
+      return {
+        attempt: raw.attempt,
+        at: formatTimestamp(raw.at),
+        status_code: raw.status_code,
+        error: raw.error,
+        duration_ms: raw.duration_ms,
+        response_body: raw.response_body,
+      };
+    }),
+  };
+}

@@ -1,0 +1,154 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { EVENT_NAMES, type EventName } from '../events/webhook-event.ts';
+import { assertPublicDestination, ForbiddenDestinationError } from '../net/ssrf-guard.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** A webhook as stored (the secret signs deliveries, so it is kept, and shown to the owner). */
+export interface Webhook {
+  id: string;
+  chatbot_id: string;
+  url: string;
+  events: EventName[];
+  secret: string;
+  active: boolean;
+  created_at: string;
+}
+
+/** What `webhook create` and `rotate-secret` print. */
+export type WebhookWithSecret = Pick<Webhook, 'id' | 'url' | 'events' | 'secret'>;
+/** What `webhook list` prints: never the secret. */
+export type WebhookView = Omit<Webhook, 'secret'>;
+
+/** `whsec_` + 32 random bytes, base64url. */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+/** Webhook configuration per chatbot: URL (validated, public unless allowed), events, secret, active. */
+export class WebhookStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+  private readonly allowPrivate: boolean;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, allowPrivate: boolean) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+    this.allowPrivate = allowPrivate;
+  }
+
+  async create(chatbotId: string, rawUrl: string, rawEvents: string[]): Promise<WebhookWithSecret> {
+    const url = await this.checkUrl(rawUrl);
+    const events = checkEvents(rawEvents);
+    const id = randomUUID();
+    const secret = generateWebhookSecret();
+    await this.redis.set(this.keys.webhookOwner(id), chatbotId);
+    await this.redis.hSet(this.keys.webhook(chatbotId, id), {
+      id,
+      chatbot_id: chatbotId,
+      url,
+      events: events.join(','),
+      secret,
+      active: '1',
+      created_at: String(this.clock.nowMicros()),
+    });
+    await this.redis.sAdd(this.keys.webhooksOf(chatbotId), id);
+    return { id, url, events, secret };
+  }
+
+  /** Every webhook of a chatbot, oldest first. */
+  async listForChatbot(chatbotId: string): Promise<Webhook[]> {
+    const ids = await this.redis.sMembers(this.keys.webhooksOf(chatbotId));
+    const rows = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.webhook(chatbotId, id))));
+    return rows
+      .filter((row) => row.id)
+      .map(toWebhook)
+      .sort((a, b) => a.created_at.localeCompare(b.created_at));
+  }
+
+  /** The active webhooks of a chatbot that selected `event`. */
+  async subscribers(chatbotId: string, event: EventName): Promise<Webhook[]> {
+    return (await this.listForChatbot(chatbotId)).filter((hook) => hook.active && hook.events.includes(event));
+  }
+
+  async get(webhookId: string): Promise<Webhook> {
+    const chatbotId = await this.redis.get(this.keys.webhookOwner(webhookId));
+    const row = chatbotId ? await this.redis.hGetAll(this.keys.webhook(chatbotId, webhookId)) : {};
+    if (!row.id) throw new NotFoundError('Webhook not found.');
+    return toWebhook(row);
+  }
+
+  async delete(webhookId: string): Promise<void> {
+    const hook = await this.get(webhookId);
+    await this.redis.sRem(this.keys.webhooksOf(hook.chatbot_id), webhookId);
+    await this.redis.del(this.keys.webhook(hook.chatbot_id, webhookId));
+    await this.redis.del(this.keys.webhookOwner(webhookId));
+  }
+
+  async rotateSecret(webhookId: string): Promise<WebhookWithSecret> {
+    const hook = await this.get(webhookId);
+    const secret = generateWebhookSecret();
+    await this.redis.hSet(this.keys.webhook(hook.chatbot_id, webhookId), 'secret', secret);
+    return { id: hook.id, url: hook.url, events: hook.events, secret };
+  }
+
+  async setActive(webhookId: string, active: boolean): Promise<Webhook> {
+    const hook = await this.get(webhookId);
+    await this.redis.hSet(this.keys.webhook(hook.chatbot_id, webhookId), 'active', active ? '1' : '0');
+    return { ...hook, active };
+  }
+
+  private async checkUrl(rawUrl: string): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      throw new ValidationError('url must be an absolute http or https URL.');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new ValidationError('url must be an absolute http or https URL.');
+    }
+    if (url.username || url.password) throw new ValidationError('url must not contain credentials.');
+    if (rawUrl.length > 2048) throw new ValidationError('url must be at most 2048 characters.');
+    try {
+      await assertPublicDestination(url, this.allowPrivate);
+    } catch (error) {
+      if (error instanceof ForbiddenDestinationError) {
+        throw new ValidationError('url must not point to a private, loopback or link-local address.');
+      }
+      throw new ValidationError(`url host could not be resolved: ${url.hostname}.`);
+    }
+    return url.toString();
+  }
+}
+
+/** `webhook list`'s view: everything but the secret. */
+export function webhookView(hook: Webhook): WebhookView {
+  const { id, chatbot_id, url, events, active, created_at } = hook;
+  return { id, chatbot_id, url, events, active, created_at };
+}
+
+function checkEvents(raw: string[]): EventName[] {
+  const events = [...new Set(raw.map((e) => e.trim()).filter(Boolean))];
+  if (events.length === 0) throw new ValidationError(`events must name at least one of: ${EVENT_NAMES.join(', ')}.`);
+  const unknown = events.find((e) => !(EVENT_NAMES as readonly string[]).includes(e));
+  if (unknown) throw new ValidationError(`Unknown event ${unknown}; events are: ${EVENT_NAMES.join(', ')}.`);
+  return events as EventName[];
+}
+
+function toWebhook(row: Record<string, string>): Webhook {
+  return {
+    id: row.id!,
+    chatbot_id: row.chatbot_id!,
+    url: row.url!,
+    events: row.events!.split(',') as EventName[],
+    secret: row.secret!,
+    active: row.active === '1',
+    created_at: formatTimestamp(Number(row.created_at)),
+  };
+}
