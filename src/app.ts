@@ -1,4 +1,5 @@
 import { ConversationRouter } from './actors/conversation-router.ts';
+import { IngestionWorker } from './actors/ingestion-worker.ts';
 import { WebhookDispatcher } from './actors/webhook-dispatcher.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -9,6 +10,7 @@ import { registerPublicApi } from './http/public-api.ts';
 import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
+import { openRetrieval, type Retrieval } from './rag/retrieval.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
 import { WebhookSender } from './webhooks/webhook-sender.ts';
@@ -19,6 +21,8 @@ export interface App {
   readonly services: Services;
   readonly router: ConversationRouter;
   readonly dispatcher: WebhookDispatcher;
+  readonly retrieval: Retrieval;
+  readonly ingestion: IngestionWorker;
   stop(): Promise<void>;
 }
 
@@ -64,11 +68,28 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     services.outbox.onEnqueued = () => dispatcher.kick();
     dispatcher.start();
     stack.push(() => dispatcher.stop());
+    const retrieval = await openRetrieval(handle.redis, services.keys, config, services.signals, logger);
+    await retrieval.index.load();
+    const ingestion = new IngestionWorker(
+      {
+        queue: services.ingestion,
+        sources: services.sources,
+        index: retrieval.index,
+        embedder: retrieval.embedder,
+        clock,
+        logger,
+        crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE },
+      },
+      { concurrency: 2, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
+    );
+    services.intake.onQueued = () => ingestion.kick();
+    ingestion.start();
+    stack.push(() => ingestion.stop());
     const router = new ConversationRouter(
       {
         conversations: services.conversations,
         quota: services.quota,
-        retriever: options.retriever ?? { retrieve: () => Promise.resolve([]) },
+        retriever: options.retriever ?? retrieval.retriever,
         providers: options.providers ?? createLlmProviders(config),
         events: services.events,
         clock,
@@ -83,7 +104,13 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     );
     router.start();
     stack.push(() => router.stop());
-    await services.signals.subscribe((signal) => router.signal(signal.chatbot_id, signal.session_id));
+    await services.signals.subscribe((signal) => {
+      if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
+      else
+        void retrieval.index.reloadSource(signal.chatbot_id, signal.source_id).catch((error: unknown) => {
+          logger.error({ err: error }, 'could not reload a source into the search index');
+        });
+    });
     stack.push(() => services.signals.stop());
     const server = createHttpServer(logger);
     registerHealthRoutes(server, () => redisAnswers(handle));
@@ -96,6 +123,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       services,
       router,
       dispatcher,
+      retrieval,
+      ingestion,
       stop: async () => {
         await unwind();
         logger.info('gateway stopped');

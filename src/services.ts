@@ -11,7 +11,9 @@ import { QuotaStore } from './store/quota-store.ts';
 import type { RedisClient } from './store/redis-client.ts';
 import { RedisKeys } from './store/redis-keys.ts';
 import { RequestGate } from './store/request-gate.ts';
+import { SourceIntake } from './sources/source-intake.ts';
 import { DeliveryStore } from './store/delivery-store.ts';
+import { IngestionQueue } from './store/ingestion-queue.ts';
 import { SignalBus } from './store/signal-bus.ts';
 import { WebhookStore } from './store/webhook-store.ts';
 import { WebhookOutbox } from './webhooks/webhook-outbox.ts';
@@ -33,6 +35,9 @@ export interface Services {
   outbox: WebhookOutbox;
   /** Where events go: the outbox, unless a test replaced it. */
   events: EventSink;
+  ingestion: IngestionQueue;
+  intake: SourceIntake;
+  keys: RedisKeys;
 }
 
 /** Builds the service layer over one Redis client. `events` replaces the outbox (tests only). */
@@ -48,6 +53,8 @@ export function createServices(
   const deliveries = new DeliveryStore(redis, keys, clock, config.WEBHOOK_LOG_RETENTION_DAYS);
   const outbox = new WebhookOutbox(webhooks, deliveries, config.WEBHOOK_RETRY_DELAYS);
   const events = eventsOverride ?? outbox;
+  const sources = new SourceStore(redis, keys, clock);
+  const ingestion = new IngestionQueue(redis, keys);
   const apiKeys = new ApiKeyStore(redis, keys, clock);
   const conversations = new ConversationStore(redis, keys, clock);
   const signals = new SignalBus(redis, keys, logger);
@@ -55,7 +62,7 @@ export function createServices(
     accounts: new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS)),
     apiKeys,
     chatbots: new ChatbotStore(redis, keys, clock),
-    sources: new SourceStore(redis, keys, clock),
+    sources,
     gate: new RequestGate(redis, keys, apiKeys, {
       limit: config.RATE_LIMIT_PER_MINUTE,
       windowMs: config.RATE_LIMIT_WINDOW_MS,
@@ -68,5 +75,8 @@ export function createServices(
     deliveries,
     outbox,
     events,
+    ingestion,
+    intake: new SourceIntake(sources, ingestion, clock),
+    keys,
   };
 }

@@ -1,10 +1,18 @@
 import { systemClock } from '../clock.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { SearchEngineUnavailableError } from '../rag/retrieval.ts';
 import { createServices, type Services } from '../services.ts';
 import { ManagedRedisError } from '../store/managed-redis.ts';
-import { openRedis, RedisUnreachableError } from '../store/redis-client.ts';
+import { openRedis, RedisUnreachableError, type RedisClient } from '../store/redis-client.ts';
+
+/** What a command may need beyond the service layer. */
+export interface CommandContext {
+  redis: RedisClient;
+  config: Config;
+  logger: Logger;
+}
 
 /** A command failed in a way the operator can act on; the message is printed as is. */
 export class CliError extends Error {
@@ -15,14 +23,17 @@ export class CliError extends Error {
  * Runs one CLI command against the service layer: prints its result as one JSON value on stdout,
  * or a one-line error on stderr (the API's `detail` where there is one) and exit code 1.
  */
-export async function runCommand(action: (services: Services) => Promise<unknown>): Promise<void> {
+export async function runCommand(
+  action: (services: Services, context: CommandContext) => Promise<unknown>,
+): Promise<void> {
   try {
     const config = loadConfig();
     // Logs would break the one-JSON-value contract on stdout: the CLI reports through its exit.
     const logger = createLogger('silent');
     const handle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
     try {
-      const result = await action(createServices(handle.redis, config, systemClock, logger));
+      const services = createServices(handle.redis, config, systemClock, logger);
+      const result = await action(services, { redis: handle.redis, config, logger });
       process.stdout.write(`${JSON.stringify(result)}\n`);
     } finally {
       await handle.close();
@@ -39,6 +50,7 @@ function oneLine(error: unknown): string {
     error instanceof ConfigError ||
     error instanceof ManagedRedisError ||
     error instanceof RedisUnreachableError ||
+    error instanceof SearchEngineUnavailableError ||
     error instanceof CliError
   ) {
     return error.message;

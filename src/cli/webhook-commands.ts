@@ -41,10 +41,12 @@ export function registerWebhookCommands(program: Command): void {
   webhook
     .command('deliveries')
     .requiredOption('--webhook <id>', 'webhook id')
-    .action((opts: { webhook: string }) =>
+    .option('--limit <n>', 'deliveries per page (at most 1000)', '100')
+    .option('--offset <n>', 'deliveries to skip, newest first', '0')
+    .action((opts: { webhook: string; limit: string; offset: string }) =>
       runCommand(async (s) => {
         await s.webhooks.get(opts.webhook);
-        return s.deliveries.log(opts.webhook);
+        return s.deliveries.log(opts.webhook, { limit: Number(opts.limit) || 100, offset: Number(opts.offset) || 0 });
       }),
     );
   webhook

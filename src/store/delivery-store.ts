@@ -235,10 +235,22 @@ export class DeliveryStore {
     return toView(record, attempts);
   }
 
-  /** The delivery log of a webhook, newest first (deliveries past retention have expired). */
-  async log(webhookId: string): Promise<DeliveryView[]> {
-    const ids = await this.redis.zRange(this.keys.deliveryLog(webhookId), 0, -1, { REV: true });
-    const views = await Promise.all(ids.map((id) => this.get(id).catch(() => undefined)));
+  /**
+   * The delivery log of a webhook, newest first, one page at a time. An entry whose delivery expired
+   * (past retention) is skipped; any other failure is an error, never a silently shorter log.
+   */
+  async log(webhookId: string, page: { offset?: number; limit?: number } = {}): Promise<DeliveryView[]> {
+    const offset = page.offset ?? 0;
+    const limit = Math.min(page.limit ?? 100, 1000);
+    const ids = await this.redis.zRange(this.keys.deliveryLog(webhookId), offset, offset + limit - 1, { REV: true });
+    const views = await Promise.all(
+      ids.map((id) =>
+        this.get(id).catch((error: unknown) => {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        }),
+      ),
+    );
     return views.filter((view): view is DeliveryView => view !== undefined);
   }
 

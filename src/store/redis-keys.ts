@@ -93,6 +93,27 @@ export class RedisKeys {
   deliveryLog(webhookId: string): string {
     return `${this.prefix}{wh}:log:${webhookId}`;
   }
+  /** Chunk hashes of one embedding space share this prefix (the search index's PREFIX). */
+  chunkPrefix(space: string): string {
+    return `${this.prefix}chunk:${space}:`;
+  }
+  chunk(space: string, chatbotId: string, chunkId: string): string {
+    return `${this.prefix}chunk:${space}:{b:${chatbotId}}:${chunkId}`;
+  }
+  sourceChunks(chatbotId: string, sourceId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:source:${sourceId}:chunks`;
+  }
+  /** The search index of one embedding space. */
+  searchIndex(space: string): string {
+    return `${this.prefix}idx:${space}`;
+  }
+  /** Sources waiting for ingestion, and the ones being ingested (with their lease). */
+  ingestQueue(): string {
+    return `${this.prefix}{ingest}:queue`;
+  }
+  ingestLeases(): string {
+    return `${this.prefix}{ingest}:leases`;
+  }
   quota(userId: string, month: string): string {
     return `${this.prefix}{u:${userId}}:quota:${month}`;
   }

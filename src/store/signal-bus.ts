@@ -3,7 +3,10 @@ import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /** A change that live actors or sockets in any gateway process may need to hear about. */
-export type Signal = { kind: 'conversation'; chatbot_id: string; session_id: string };
+export type Signal =
+  | { kind: 'conversation'; chatbot_id: string; session_id: string }
+  /** A source's chunks were written or removed: in-process search indexes reload them. */
+  | { kind: 'source-chunks'; chatbot_id: string; source_id: string };
 
 /**
  * Cross-process signals over Redis pub/sub: any process (a gateway, the CLI) publishes, every gateway

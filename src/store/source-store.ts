@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { RESP_TYPES } from 'redis';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
@@ -41,8 +42,8 @@ export interface NewSource {
   type: SourceType;
   title?: string;
   url?: string;
-  /** The raw text of a `text` source. */
-  content?: string;
+  /** The raw text of a `text` source, or the bytes of a `file` source. */
+  content?: string | Buffer;
 }
 
 /** Training sources of a chatbot: newest first (created_at, then id, descending), soft delete. */
@@ -60,7 +61,8 @@ export class SourceStore {
   async create(chatbotId: string, input: NewSource): Promise<Source> {
     const title = (input.title ?? '').trim();
     if (title.length > 300) throw new ValidationError('title must be at most 300 characters.');
-    if (input.type === 'text' && !input.content?.trim()) throw new ValidationError('text must not be empty.');
+    if (input.type === 'text' && !String(input.content ?? '').trim())
+      throw new ValidationError('text must not be empty.');
     const id = randomUUID();
     const createdAt = this.clock.nowMicros();
     if (input.content !== undefined) {
@@ -101,14 +103,31 @@ export class SourceStore {
   async setStatus(
     sourceId: string,
     status: SourceStatus,
-    details: { pageCount?: number; error?: string } = {},
+    details: { pageCount?: number; error?: string; title?: string } = {},
   ): Promise<Source> {
     const source = await this.get(sourceId);
     const fields: Record<string, string> = { status };
+    if (details.title !== undefined) fields.title = details.title.slice(0, 300);
     if (details.pageCount !== undefined) fields.page_count = String(details.pageCount);
     if (details.error !== undefined) fields.error = details.error;
     await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), fields);
     return this.get(sourceId);
+  }
+
+  /** What ingestion reads: the stored text or file bytes (undefined for url sources). */
+  async content(source: Source): Promise<Buffer | undefined> {
+    const binary = this.redis.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    const bytes = (await binary.get(this.keys.sourceContent(source.chatbot_id, source.id)));
+    return bytes ?? undefined;
+  }
+
+  /** A short progress line while a source is ingested ('' when idle). */
+  async setProgress(source: Source, progress: string): Promise<void> {
+    await this.redis.hSet(this.keys.source(source.chatbot_id, source.id), 'progress', progress);
+  }
+
+  async progress(source: Source): Promise<string> {
+    return (await this.redis.hGet(this.keys.source(source.chatbot_id, source.id), 'progress')) ?? '';
   }
 
   async softDelete(sourceId: string): Promise<void> {

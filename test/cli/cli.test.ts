@@ -134,27 +134,53 @@ t.test('bots: create with every option, slug collisions, pause, resume, delete',
   t.equal(again.slug, 'cafe-helper-2', 'a deleted chatbot lets go of its slug');
 });
 
-t.test('sources: add text, the kinds not built yet, delete', async (t) => {
+t.test('sources: add with --wait, retrieve, delete', async (t) => {
   const { user } = await scaleAccount(gw.app);
   const bot = await gw.app.services.chatbots.create(user.id, { name: 'Docs' });
-  const source = await ok(['source', 'add', '--bot', bot.id, '--text', 'We ship worldwide.', '--title', 'Shipping']);
+  const source = await ok([
+    'source', 'add', '--bot', bot.id, '--text', 'We ship worldwide within five days.', '--title', 'Shipping', '--wait',
+  ]); // prettier-ignore
   t.same(source, {
     id: source.id,
     type: 'text',
     title: 'Shipping',
     url: '',
-    status: 'pending',
+    status: 'done',
     page_count: 0,
     created_at: source.created_at,
     chatbot_id: bot.id,
     error: '',
   });
-  const unsupported = 'source add: only --text is supported yet (url and file ingestion are not built)';
-  t.same(await runCli(['source', 'add', '--bot', bot.id, '--url', 'https://example.com'], env), failure(unsupported));
-  t.same(await runCli(['source', 'add', '--bot', bot.id, '--file', '/etc/hostname'], env), failure(unsupported));
+  const retrieved = await ok(['retrieve', '--bot', bot.id, '--query', 'how long does shipping take']);
+  t.equal(retrieved.engine, 'in-process');
+  t.equal(retrieved.results.length, 1);
+  t.match(retrieved.results[0], {
+    rank: 1,
+    source_id: source.id,
+    title: 'Shipping',
+    text: { rank: 1 },
+    vector: { rank: 1 },
+  });
+  t.match(retrieved.results[0].content, /ship worldwide/);
   t.same(
     await runCli(['source', 'add', '--bot', bot.id], env),
-    failure('source add: one of --text, --url or --file is required'),
+    failure('source add: exactly one of --text, --url or --file is required'),
+  );
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--type', 'notion', '--url', 'https://example.com'], env),
+    failure('source add: --type notion cannot be ingested yet (supported: url, file, text)'),
+  );
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--file', '/etc/hostname'], env),
+    failure('file must be a PDF, DOCX, PPTX, TXT, MD or CSV file.'),
+  );
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--file', '/nonexistent.md'], env),
+    failure('source add: cannot read /nonexistent.md: ENOENT'),
+  );
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--url', 'ftp://x'], env),
+    failure('url must be an absolute http or https URL without credentials.'),
   );
   t.same(await runCli(['source', 'add', '--bot', bot.id, '--text', '  '], env), failure('text must not be empty.'));
   t.same(
@@ -164,6 +190,7 @@ t.test('sources: add text, the kinds not built yet, delete', async (t) => {
   t.same(await ok(['source', 'delete', '--source', source.id]), { id: source.id, deleted: true });
   t.same(await runCli(['source', 'delete', '--source', source.id], env), failure('Source not found.'));
   t.same(await gw.app.services.sources.listForChatbot(bot.id), []);
+  t.same((await ok(['retrieve', '--bot', bot.id, '--query', 'shipping'])).results, [], 'its chunks are gone');
 });
 
 t.test('usage errors and bad configuration are one line on stderr with exit 1', async (t) => {

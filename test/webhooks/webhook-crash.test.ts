@@ -62,10 +62,10 @@ t.test('SIGKILL in the middle of the schedule loses no delivery', async (t) => {
     await second.exited;
   });
   const deadline = Date.now() + 60_000;
-  let log = await services.deliveries.log(hook.id);
+  let log = await services.deliveries.log(hook.id, { limit: 1000 });
   while (Date.now() < deadline && !(log.length === COUNT && log.every((d) => d.status === 'delivered'))) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    log = await services.deliveries.log(hook.id);
+    log = await services.deliveries.log(hook.id, { limit: 1000 });
   }
   t.equal(log.length, COUNT);
   t.equal(log.filter((d) => d.status === 'delivered').length, COUNT, 'every delivery was delivered');

@@ -1,0 +1,165 @@
+import { isIP } from 'node:net';
+import got from 'got';
+import { ForbiddenDestinationError, guardedLookup, isPublicAddress } from '../net/ssrf-guard.ts';
+import { FetchError, SizeLimitError } from './ingest-errors.ts';
+
+/** The crawler's `User-Agent`, and the name robots.txt rules are matched against. */
+export const CRAWLER_USER_AGENT = 'SwitchboardBot/1.0';
+
+/** How one resource is fetched. */
+export interface FetchOptions {
+  /** Lifts the SSRF guard (tests, intranet installs): `CRAWL_ALLOW_PRIVATE`. */
+  allowPrivate: boolean;
+  /** Per request, redirect hops each counted afresh. */
+  timeoutMs: number;
+  /** Largest body read, after decompression. */
+  maxBytes: number;
+  maxRedirects: number;
+  accept: string;
+  signal?: AbortSignal;
+  /** Whether a redirect may go to this URL; refused hops fail the fetch. All are allowed by default. */
+  allowRedirect?: (target: URL) => boolean;
+  /** Whether to read a body of this media type; others come back with a null body unread. */
+  wantsBody?: (mediaType: string) => boolean;
+}
+
+/** A resource fetched with a 2xx status, after any redirects. */
+export interface FetchedResource {
+  /** Where the body came from: the last hop's URL. */
+  url: string;
+  statusCode: number;
+  /** The media type, lowercased, without parameters. */
+  mediaType: string;
+  charset: string | null;
+  body: Buffer | null;
+}
+
+interface Hop {
+  statusCode: number;
+  location: string | null;
+  mediaType: string;
+  charset: string | null;
+  body: Buffer | null;
+}
+
+/**
+ * GETs a URL with got behind the SSRF guard: a literal IP must be public, a host name is resolved by
+ * `guardedLookup` and connected to at the address that was checked, and redirects are followed by
+ * hand, at most `maxRedirects`, each hop checked the same way and against `allowRedirect`. A non-2xx
+ * final status throws `FetchError` with `statusCode`; network failures, timeouts, oversized bodies
+ * and refused redirects throw `FetchError` without; refused destinations `ForbiddenDestinationError`.
+ */
+export async function fetchResource(url: string, options: FetchOptions): Promise<FetchedResource> {
+  let current = new URL(url);
+  for (let redirects = 0; ; redirects += 1) {
+    const { location, ...hop } = await fetchHop(current, options);
+    if (location === null) {
+      if (hop.statusCode >= 200 && hop.statusCode < 300) return { url: current.href, ...hop };
+      throw new FetchError(current.href, `HTTP ${hop.statusCode}`, { statusCode: hop.statusCode });
+    }
+    if (redirects === options.maxRedirects) {
+      throw new FetchError(url, `more than ${options.maxRedirects} redirects`);
+    }
+    const target = URL.parse(location, current.href);
+    if (!target) throw new FetchError(current.href, `redirect to an invalid URL: ${location}`);
+    if (options.allowRedirect && !options.allowRedirect(target)) {
+      throw new FetchError(current.href, `redirect to another site refused: ${target.href}`);
+    }
+    current = target;
+  }
+}
+
+/** Decodes a fetched body as text in its declared charset, UTF-8 when none or an unknown one. */
+export function bodyText(resource: Pick<FetchedResource, 'body' | 'charset'>): string {
+  if (!resource.body) return '';
+  try {
+    return new TextDecoder(resource.charset ?? 'utf-8').decode(resource.body);
+  } catch {
+    return new TextDecoder('utf-8').decode(resource.body);
+  }
+}
+
+function assertFetchable(url: URL, allowPrivate: boolean): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FetchError(url.href, `unsupported protocol ${url.protocol}`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A literal address never reaches the DNS lookup, so it is checked here.
+  if (!allowPrivate && isIP(host) && !isPublicAddress(host)) {
+    throw new ForbiddenDestinationError(`${host} is a non-public address`);
+  }
+}
+
+function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
+  assertFetchable(url, options.allowPrivate);
+  const stream = got.stream(url, {
+    headers: { 'user-agent': CRAWLER_USER_AGENT, accept: options.accept },
+    timeout: { request: options.timeoutMs },
+    followRedirect: false,
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    dnsLookup: guardedLookup(options.allowPrivate),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return readHop(stream, url, options);
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+type GotStream = ReturnType<typeof got.stream>;
+
+function readHop(stream: GotStream, url: URL, options: FetchOptions): Promise<Hop> {
+  return new Promise<Hop>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let head: Omit<Hop, 'body'> | null = null;
+    const tooLarge = () => {
+      const cause = new SizeLimitError('the response', options.maxBytes);
+      stream.destroy();
+      reject(new FetchError(url.href, cause.message, { cause }));
+    };
+    stream.once(
+      'response',
+      (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
+        head = hopHead(response.statusCode, response.headers);
+        const ok = head.statusCode >= 200 && head.statusCode < 300;
+        if (!ok || (options.wantsBody && !options.wantsBody(head.mediaType))) {
+          // Error pages, redirects and unwanted types are not downloaded.
+          stream.destroy();
+          resolve({ ...head, body: null });
+        } else if (Number(response.headers['content-length']) > options.maxBytes) {
+          tooLarge();
+        }
+      },
+    );
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > options.maxBytes) tooLarge();
+      else chunks.push(chunk);
+    });
+    stream.once('end', () => resolve({ ...head!, body: Buffer.concat(chunks) }));
+    stream.once('error', (error: Error & { code?: string }) => reject(hopError(error, url, options)));
+  });
+}
+
+function hopHead(statusCode: number, headers: Record<string, string | string[] | undefined>): Omit<Hop, 'body'> {
+  const location = REDIRECT_STATUSES.has(statusCode) ? headerValue(headers.location) : null;
+  const [type = '', ...parameters] = (headerValue(headers['content-type']) ?? '').split(';');
+  const charset = parameters
+    .map((parameter) => /^\s*charset\s*=\s*"?([^";]+)"?\s*$/i.exec(parameter)?.[1])
+    .find((value) => value !== undefined);
+  return { statusCode, location, mediaType: type.trim().toLowerCase(), charset: charset?.toLowerCase() ?? null };
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+function hopError(error: Error & { code?: string }, url: URL, options: FetchOptions): Error {
+  if (error.code === 'EFORBIDDEN')
+    return new ForbiddenDestinationError(`${url.hostname} resolves to a non-public address`);
+  if (error.code === 'ETIMEDOUT')
+    return new FetchError(url.href, `timed out after ${options.timeoutMs} ms`, { cause: error });
+  if (options.signal?.aborted) return new FetchError(url.href, 'aborted', { cause: error });
+  return new FetchError(url.href, error.message, { cause: error });
+}

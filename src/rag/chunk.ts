@@ -1,0 +1,17 @@
+/** A passage of a source, as stored in Redis and indexed by both search engines. */
+export interface ChunkRecord {
+  /** Unique across all chatbots: `<source_id>:<position>`. */
+  id: string;
+  chatbotId: string;
+  sourceId: string;
+  /** Order of the chunk within its source. */
+  position: number;
+  title: string;
+  url: string;
+  content: string;
+  /** L2-normalised embedding in the deployment's embedding space. */
+  embedding: Float32Array;
+}
+
+/** A chunk before it is embedded. */
+export type UnembeddedChunk = Omit<ChunkRecord, 'embedding'>;

@@ -1,0 +1,9 @@
+/** Turns texts into vectors of one embedding space. */
+export interface Embedder {
+  /** Names the space, e.g. `local-384` or `openai-text-embedding-3-small`; one search index per space. */
+  readonly space: string;
+  /** Vector length when known in advance (0: known from the first vectors; engines read it there). */
+  readonly dimensions: number;
+  /** One L2-normalised vector per text, in order. Implementations batch as their provider allows. */
+  embed(texts: string[]): Promise<Float32Array[]>;
+}

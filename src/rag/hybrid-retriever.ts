@@ -1,0 +1,33 @@
+import type { Embedder } from './embedder.ts';
+import type { Retriever, RetrievedChunk } from './retriever.ts';
+import type { HybridHit, SearchEngine } from './search-engine.ts';
+
+/** Passages put into a prompt. */
+export const CONTEXT_CHUNKS = 5;
+
+/** The retriever the conversation actor calls: embed the message, hybrid search, top passages. */
+export class HybridRetriever implements Retriever {
+  private readonly embedder: Embedder;
+  private readonly engine: SearchEngine;
+
+  constructor(embedder: Embedder, engine: SearchEngine) {
+    this.embedder = embedder;
+    this.engine = engine;
+  }
+
+  async retrieve(chatbotId: string, query: string): Promise<RetrievedChunk[]> {
+    const hits = await this.search(chatbotId, query, CONTEXT_CHUNKS);
+    return hits.map((hit) => ({
+      text: hit.chunk.content,
+      title: hit.chunk.title,
+      url: hit.chunk.url,
+      score: hit.score,
+    }));
+  }
+
+  /** The fused hits with each method's rank and score (the `retrieve` CLI command shows them). */
+  async search(chatbotId: string, query: string, k: number): Promise<HybridHit[]> {
+    const [embedding] = await this.embedder.embed([query]);
+    return this.engine.search({ chatbotId, text: query, embedding: embedding!, k });
+  }
+}

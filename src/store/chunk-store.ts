@@ -1,0 +1,113 @@
+import { RESP_TYPES } from 'redis';
+import type { ChunkRecord } from '../rag/chunk.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/**
+ * Chunk records in Redis: one hash per chunk (the documents the Redis query engine indexes, and what
+ * the in-process engine loads), plus a set of chunk ids per source for removal. Embeddings are stored
+ * as little-endian FLOAT32 bytes, the format of a Redis VECTOR field.
+ */
+export class ChunkStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  readonly space: string;
+
+  constructor(redis: RedisClient, keys: RedisKeys, space: string) {
+    this.redis = redis;
+    this.keys = keys;
+    this.space = space;
+  }
+
+  /** The key prefix shared by every chunk hash of this embedding space (the index's PREFIX). */
+  get prefix(): string {
+    return this.keys.chunkPrefix(this.space);
+  }
+
+  /** Writes chunks of one source (replacing chunks with the same ids). */
+  async save(chunks: ChunkRecord[]): Promise<void> {
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        await this.redis.hSet(this.keys.chunk(this.space, chunk.chatbotId, chunk.id), {
+          chatbot_id: chunk.chatbotId,
+          source_id: chunk.sourceId,
+          position: String(chunk.position),
+          title: chunk.title,
+          url: chunk.url,
+          content: chunk.content,
+          embedding: float32Bytes(chunk.embedding),
+        });
+        await this.redis.sAdd(this.keys.sourceChunks(chunk.chatbotId, chunk.sourceId), chunk.id);
+      }),
+    );
+  }
+
+  /** Deletes every chunk of a source; returns how many there were. */
+  async removeSource(chatbotId: string, sourceId: string): Promise<number> {
+    const setKey = this.keys.sourceChunks(chatbotId, sourceId);
+    const ids = await this.redis.sMembers(setKey);
+    if (ids.length > 0) await this.redis.del(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
+    await this.redis.del(setKey);
+    return ids.length;
+  }
+
+  /** The chunks of one source, in order. */
+  async forSource(chatbotId: string, sourceId: string): Promise<ChunkRecord[]> {
+    const ids = await this.redis.sMembers(this.keys.sourceChunks(chatbotId, sourceId));
+    const chunks = await this.load(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
+    return chunks.sort((a, b) => a.position - b.position);
+  }
+
+  /** Every chunk of this embedding space, in batches (the in-process engine's startup load). */
+  async *all(batchSize = 500): AsyncGenerator<ChunkRecord[]> {
+    let batch: string[] = [];
+    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+      batch.push(...keys);
+      if (batch.length >= batchSize) {
+        yield await this.load(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield await this.load(batch);
+  }
+
+  /** Chunks by their full keys, aligned with `keys` (undefined where a chunk no longer exists). */
+  async byKeys(keys: string[]): Promise<Array<ChunkRecord | undefined>> {
+    const binary = this.redis.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    const rows = await Promise.all(keys.map((key) => binary.hGetAll(key)));
+    return rows.map((row, i) => toChunk(keys[i]!, row as unknown as Record<string, Buffer>));
+  }
+
+  private async load(keys: string[]): Promise<ChunkRecord[]> {
+    return (await this.byKeys(keys)).filter((chunk): chunk is ChunkRecord => chunk !== undefined);
+  }
+}
+
+function toChunk(key: string, fields: Record<string, Buffer>): ChunkRecord | undefined {
+  if (!fields.chatbot_id || !fields.embedding) return undefined;
+  const bytes = fields.embedding;
+  const embedding = new Float32Array(bytes.byteLength / 4);
+  for (let j = 0; j < embedding.length; j += 1) embedding[j] = bytes.readFloatLE(j * 4);
+  return {
+    id: chunkIdFromKey(key),
+    chatbotId: fields.chatbot_id.toString(),
+    sourceId: fields.source_id!.toString(),
+    position: Number(fields.position!.toString()),
+    title: fields.title!.toString(),
+    url: fields.url!.toString(),
+    content: fields.content!.toString(),
+    embedding,
+  };
+}
+
+/** Chunk keys end in `}:<source_id>:<position>`; the chunk id is that tail. */
+function chunkIdFromKey(key: string): string {
+  return key.slice(key.indexOf('}:') + 2);
+}
+
+/** Little-endian FLOAT32 bytes, the layout of a Redis VECTOR field whatever the host's byte order. */
+export function float32Bytes(vector: Float32Array): Buffer {
+  const bytes = Buffer.alloc(vector.length * 4);
+  vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
+  return bytes;
+}

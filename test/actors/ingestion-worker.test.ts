@@ -1,0 +1,131 @@
+import { createServer, type Server } from 'node:http';
+import t from 'tap';
+import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { scaleAccount, startGateway } from '../support/gateway.ts';
+
+const openai = await fakeOpenAi().start();
+openai.behaviour = () => ({ text: 'answered' });
+
+/** A small website on loopback: two linked pages, one broken link, a sitemap. */
+const site: Server = createServer((req, res) => {
+  const pages: Record<string, string> = {
+    '/': `<html><head><title>Acme Help</title></head><body><nav>Menu Home About</nav>
+      <main><h1>Acme Help</h1><p>Welcome to the Acme help centre.</p><a href="/returns">Returns</a>
+      <a href="/broken">Broken</a></main><footer>Copyright Acme</footer></body></html>`,
+    '/returns': `<html><head><title>Returns</title></head><body><main><h1>Returns policy</h1>
+      <p>Unworn shoes can be returned within 30 days for a full refund.</p>
+      <p style="display:none">secret hidden coupon code</p></main></body></html>`,
+  };
+  const page = pages[req.url ?? ''];
+  if (req.url === '/robots.txt' || req.url === '/sitemap.xml') {
+    res.statusCode = 404;
+    res.end();
+  } else if (!page) {
+    res.statusCode = 500;
+    res.end('boom');
+  } else {
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(page);
+  }
+});
+await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/`;
+
+const gw = await startGateway({
+  OPENAI_API_KEY: 'sk-test',
+  OPENAI_BASE_URL: `${openai.url}/v1`,
+  CRAWL_ALLOW_PRIVATE: '1',
+  SEARCH_ENGINE: 'in-process',
+});
+t.teardown(async () => {
+  await gw.stop();
+  await openai.stop();
+  await new Promise((resolve) => site.close(resolve));
+});
+const { services } = gw.app;
+const owner = await scaleAccount(gw.app);
+
+async function settled(sourceId: string) {
+  for (let i = 0; i < 300; i += 1) {
+    const source = await services.sources.get(sourceId);
+    if (source.status === 'done' || source.status === 'failed') return source;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('source never settled');
+}
+
+t.test('a text source is ingested and the chat answers from it, end to end', async (t) => {
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Shoes' });
+  const added = await services.intake.addText(
+    bot.id,
+    'Our store opens at 9 am and closes at 6 pm on weekdays.',
+    'Hours',
+  );
+  t.equal(added.status, 'pending');
+  const done = await settled(added.id);
+  t.match(done, { status: 'done', page_count: 0, error: '', title: 'Hours' });
+  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${owner.key}` },
+    body: JSON.stringify({ message: 'When does the store open?', session_id: 'api-hours' }),
+  });
+  t.same(await res.json(), { response: 'answered' });
+  const system = openai.requests.at(-1)!.body.messages[0].content as string;
+  t.match(system, /<reference id="1" "title: Hours">\nOur store opens at 9 am/);
+});
+
+t.test('a url source is crawled: main content only, page titles, page_count, a broken page tolerated', async (t) => {
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Site' });
+  const added = await services.intake.addUrl(bot.id, siteUrl);
+  const done = await settled(added.id);
+  t.match(done, { status: 'done', page_count: 2, title: 'Acme Help', url: siteUrl });
+  const hits = await gw.app.retrieval.retriever.search(bot.id, 'return shoes refund', 5);
+  t.equal(hits[0]!.chunk.title, 'Returns');
+  t.equal(hits[0]!.chunk.url, `${siteUrl}returns`);
+  const all = hits.map((hit) => hit.chunk.content).join('\n');
+  t.notMatch(all, /secret hidden coupon/);
+  t.notMatch(all, /Menu Home About/);
+  t.notMatch(all, /Copyright Acme/);
+});
+
+t.test(
+  'a failing source is marked failed with its reason; deleting one removes it from retrieval at once',
+  async (t) => {
+    const bot = await services.chatbots.create(owner.user.id, { name: 'Failing' });
+    const unreachable = await services.intake.addUrl(bot.id, 'http://127.0.0.1:1/');
+    const failed = await settled(unreachable.id);
+    t.equal(failed.status, 'failed');
+    t.match(failed.error, /no page could be read/);
+    const kept = await services.intake.addText(bot.id, 'Parking is free behind the building.');
+    await settled(kept.id);
+    t.equal((await gw.app.retrieval.retriever.search(bot.id, 'parking', 5)).length, 1);
+    await services.intake.remove(kept.id, gw.app.retrieval.index);
+    t.same(await gw.app.retrieval.retriever.search(bot.id, 'parking', 5), []);
+  },
+);
+
+t.test('a source left leased by a dead process is ingested again; too many interruptions fail it', async (t) => {
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Crashy' });
+  const source = await services.sources.create(bot.id, { type: 'text', content: 'Recovered after a crash.' });
+  const queue = services.ingestion;
+  // A claim by a process that then died: the lease runs out after 1 ms.
+  await queue.enqueue(bot.id, source.id, 0);
+  const claimed = await queue.claimOne(bot.id, source.id, Date.now() * 1000, 1);
+  t.ok(claimed);
+  await services.sources.setStatus(source.id, 'processing');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  gw.app.ingestion.kick();
+  t.match(await settled(source.id), { status: 'done' });
+
+  const stuck = await services.sources.create(bot.id, { type: 'text', content: 'Never finishes.' });
+  await queue.enqueue(bot.id, stuck.id, 0);
+  for (let i = 0; i < 3; i += 1) {
+    await queue.claimOne(bot.id, stuck.id, Date.now() * 1000, 1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Expired: back to the queue, as the next claim by any process would do.
+    await queue.claim(0, Date.now() * 1000, 1);
+  }
+  gw.app.ingestion.kick();
+  t.match(await settled(stuck.id), { status: 'failed', error: 'ingestion was interrupted repeatedly' });
+  t.equal(await queue.size(), 0);
+});
