@@ -1,6 +1,6 @@
 // Runs the whole suite with tap, then prints the plain summary line `N passed, N failed` computed from
-// tap's saved per-file results: one count per top-level test of each file, and a file that crashed
-// or printed no plan counts as one failure of its own.
+// tap's saved per-file results: one count per top-level test of each file (skipped ones apart), and a
+// file that crashed or printed no plan counts as one failure of its own.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -21,7 +21,7 @@ function resultFiles(dir: string): string[] {
   });
 }
 
-function countFile(file: string): { passed: number; failed: number } {
+function countFile(file: string): { passed: number; failed: number; skipped: number } {
   const tests: Result[] = [];
   let complete = false;
   let ok = true;
@@ -31,21 +31,24 @@ function countFile(file: string): { passed: number; failed: number } {
   });
   parser.on('assert', (result: Result) => tests.push(result));
   parser.end(readFileSync(file, 'utf8'));
-  const passed = tests.filter((r) => r.ok || r.todo || r.skip).length;
-  let failed = tests.length - passed;
+  const skipped = tests.filter((r) => r.skip || r.todo).length;
+  const passed = tests.filter((r) => r.ok && !r.skip && !r.todo).length;
+  let failed = tests.length - passed - skipped;
   if ((!complete || !ok) && failed === 0) failed = 1;
-  return { passed, failed };
+  return { passed, failed, skipped };
 }
 
 rmSync(RESULTS, { recursive: true, force: true });
 const run = spawnSync('tap', process.argv.slice(2), { stdio: 'inherit', shell: false });
 let passed = 0;
 let failed = 0;
+let skipped = 0;
 for (const file of resultFiles(RESULTS)) {
   const counts = countFile(file);
   passed += counts.passed;
   failed += counts.failed;
+  skipped += counts.skipped;
 }
 if (run.status !== 0 && failed === 0) failed = 1;
-process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(failed > 0 || run.status !== 0 ? 1 : 0);
