@@ -1,17 +1,20 @@
 # Switchboard gateway. The image's own Node 24 runs the TypeScript sources directly (type
-# stripping), so there is no build stage and only production dependencies are installed.
-FROM node:24-slim
+# stripping), so there is no compile stage for the code; one stage builds the native addon
+# (hnswlib-node, the in-process vector index) and the runtime stage gets only its result.
+FROM node:24-slim AS deps
+WORKDIR /app
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# Production dependencies only; the `node` devDependency is left out (the image brings Node 24).
+RUN npm ci --omit=dev && npm cache clean --force
 
+FROM node:24-slim
 ENV NODE_ENV=production
 WORKDIR /app
-
-# Dependencies first, so source changes reuse this layer. The `node` devDependency (the Node 24
-# that npm scripts use on machines without one) is left out: the image brings Node 24 itself.
-# --ignore-scripts: no production dependency needs an install script (dtrace-provider, restify's
-# optional native addon, is skipped and restify runs without it).
+COPY --from=deps /app/node_modules node_modules/
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
-
 # Owned by root and read-only to the process that runs them.
 COPY src/ src/
 COPY bin/ bin/
