@@ -7,9 +7,15 @@ import type { AttemptVerdict, ClaimedDelivery, DeliveryStore } from '../store/de
 import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
 import type { AttemptResult, WebhookSender } from '../webhooks/webhook-sender.ts';
 
-/** Messages of the dispatcher actor. */
-export type DispatcherMessage =
-  { type: 'poll' } | { type: 'sent'; delivery: ClaimedDelivery; destination: string; result: AttemptResult };
+/** Messages of the dispatcher actor: look for due deliveries, or record the attempts that ended. */
+export type DispatcherMessage = { type: 'poll' } | { type: 'sent' };
+
+/** An attempt that ended, waiting to be recorded. */
+interface Finished {
+  delivery: ClaimedDelivery;
+  destination: string;
+  result: AttemptResult;
+}
 
 /** Limits and timing of the dispatcher. */
 export interface DispatcherOptions {
@@ -51,6 +57,8 @@ export class WebhookDispatcher {
   private readonly perDestination = new Map<string, number>();
   /** Order keys (webhook + conversation) with an attempt in flight. */
   private readonly ordering = new Set<string>();
+  /** Attempts that ended since the last recording: recorded together, in one round trip. */
+  private finished: Finished[] = [];
 
   constructor(deps: DispatcherDeps, options: DispatcherOptions) {
     this.deps = deps;
@@ -87,7 +95,7 @@ export class WebhookDispatcher {
   }
 
   private async receive(message: DispatcherMessage): Promise<undefined> {
-    if (message.type === 'sent') await this.record(message.delivery, message.destination, message.result);
+    if (message.type === 'sent') await this.recordFinished();
     await this.dispatchDue();
     return undefined;
   }
@@ -127,45 +135,52 @@ export class WebhookDispatcher {
     // Not awaited: the mailbox stays free while receivers answer (the sender never rejects).
     void this.deps.sender
       .send({ url: hook.url, secret: hook.secret, event, body, deliveryId, attempt })
-      .then((result) => nact.dispatch(this.actor, { type: 'sent', delivery, destination, result }));
+      .then((result) => {
+        this.finished.push({ delivery, destination, result });
+        nact.dispatch(this.actor, { type: 'sent' });
+      });
   }
 
-  private async record(delivery: ClaimedDelivery, destination: string, result: AttemptResult): Promise<void> {
-    const busy = (this.perDestination.get(destination) ?? 1) - 1;
-    if (busy === 0) this.perDestination.delete(destination);
-    else this.perDestination.set(destination, busy);
-    this.ordering.delete(delivery.orderKey);
+  private async recordFinished(): Promise<void> {
+    const batch = this.finished;
+    if (batch.length === 0) return;
+    this.finished = [];
+    for (const { delivery, destination } of batch) {
+      const busy = (this.perDestination.get(destination) ?? 1) - 1;
+      if (busy === 0) this.perDestination.delete(destination);
+      else this.perDestination.set(destination, busy);
+      this.ordering.delete(delivery.orderKey);
+    }
+    const now = this.deps.clock.nowMicros();
     try {
-      const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300 && !result.error;
-      const outcome = await this.deps.deliveries.complete(
-        delivery,
-        {
-          attempt: delivery.attempt,
-          atMicros: this.deps.clock.nowMicros(),
-          status_code: result.statusCode,
-          error: result.error,
-          duration_ms: result.durationMs,
-          response_body: result.responseBody,
-        },
-        ok ? { kind: 'delivered' } : this.retryVerdict(delivery.attempt),
-      );
-      if (!ok) {
-        this.deps.logger.warn(
-          {
-            delivery_id: delivery.id,
+      const outcomes = await this.deps.deliveries.complete(
+        batch.map(({ delivery, result }) => ({
+          delivery,
+          attempt: {
             attempt: delivery.attempt,
-            status: result.statusCode,
+            atMicros: now,
+            status_code: result.statusCode,
             error: result.error,
-            outcome,
+            duration_ms: result.durationMs,
+            response_body: result.responseBody,
           },
+          verdict: succeeded(result) ? { kind: 'delivered' as const } : this.retryVerdict(delivery.attempt),
+        })),
+      );
+      batch.forEach(({ delivery, result }, i) => {
+        if (succeeded(result)) return;
+        const { statusCode: status, error } = result;
+        const outcome = outcomes[i];
+        this.deps.logger.warn(
+          { delivery_id: delivery.id, attempt: delivery.attempt, status, error, outcome },
           'webhook attempt failed',
         );
-      }
+      });
     } catch (error) {
-      // The claim expires and the delivery is attempted again: at least once.
-      this.deps.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a webhook attempt');
+      // The claims expire and the deliveries are attempted again: at least once.
+      this.deps.logger.error({ err: error, deliveries: batch.length }, 'could not record webhook attempts');
     } finally {
-      this.running -= 1;
+      this.running -= batch.length;
       if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
     }
   }
@@ -177,17 +192,13 @@ export class WebhookDispatcher {
   }
 
   private async giveUp(delivery: ClaimedDelivery, error: string): Promise<void> {
-    await this.deps.deliveries.complete(
-      delivery,
-      {
-        attempt: delivery.attempt,
-        atMicros: this.deps.clock.nowMicros(),
-        status_code: null,
-        error,
-        duration_ms: 0,
-        response_body: '',
-      },
-      { kind: 'failed' },
-    );
+    const attempt = { attempt: delivery.attempt, atMicros: this.deps.clock.nowMicros(), status_code: null, error };
+    await this.deps.deliveries.complete([
+      { delivery, attempt: { ...attempt, duration_ms: 0, response_body: '' }, verdict: { kind: 'failed' } },
+    ]);
   }
+}
+
+function succeeded(result: AttemptResult): boolean {
+  return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300 && !result.error;
 }

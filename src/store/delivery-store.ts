@@ -76,23 +76,34 @@ end
 return out
 `);
 
-// KEYS: due, record, attempts. ARGV: id, token, attempt JSON, verdict, next µs, retention s.
+// KEYS: due. ARGV: key prefix, retention s, then per attempt: id, token, attempt JSON, verdict, next µs.
+// Records a batch of attempts in one round trip; each is skipped if its claim was lost meanwhile.
 const COMPLETE = new LuaScript(`
-if redis.call('HGET', KEYS[2], 'claim') ~= ARGV[2] then return 0 end
-redis.call('RPUSH', KEYS[3], ARGV[3])
-local attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
-local verdict = ARGV[4]
-if verdict == 'retry' and attempts >= tonumber(redis.call('HGET', KEYS[2], 'max_attempts')) then verdict = 'failed' end
-if verdict == 'retry' then
-  redis.call('HSET', KEYS[2], 'next_at', ARGV[5], 'claim', '')
-  redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
-else
-  redis.call('HSET', KEYS[2], 'status', verdict, 'next_at', '', 'claim', '')
-  redis.call('ZREM', KEYS[1], ARGV[1])
-  redis.call('EXPIRE', KEYS[2], ARGV[6])
-  redis.call('EXPIRE', KEYS[3], ARGV[6])
+local out = {}
+for i = 3, #ARGV, 5 do
+  local id = ARGV[i]
+  local record = ARGV[1] .. 'delivery:' .. id
+  local attemptsKey = record .. ':attempts'
+  if redis.call('HGET', record, 'claim') ~= ARGV[i + 1] then
+    table.insert(out, 'stale')
+  else
+    redis.call('RPUSH', attemptsKey, ARGV[i + 2])
+    local attempts = redis.call('HINCRBY', record, 'attempts', 1)
+    local verdict = ARGV[i + 3]
+    if verdict == 'retry' and attempts >= tonumber(redis.call('HGET', record, 'max_attempts')) then verdict = 'failed' end
+    if verdict == 'retry' then
+      redis.call('HSET', record, 'next_at', ARGV[i + 4], 'claim', '')
+      redis.call('ZADD', KEYS[1], ARGV[i + 4], id)
+    else
+      redis.call('HSET', record, 'status', verdict, 'next_at', '', 'claim', '')
+      redis.call('ZREM', KEYS[1], id)
+      redis.call('EXPIRE', record, ARGV[2])
+      redis.call('EXPIRE', attemptsKey, ARGV[2])
+    end
+    table.insert(out, verdict)
+  end
 end
-return verdict
+return out
 `);
 
 // KEYS: due, record. ARGV: id, token, due µs. Gives a claim back without an attempt.
@@ -183,26 +194,32 @@ export class DeliveryStore {
     }));
   }
 
-  /** Records an attempt; returns what became of the delivery, or 'stale' if the claim was lost. */
+  /**
+   * Records attempts (one round trip for the whole batch); returns what became of each delivery, or
+   * 'stale' where the claim was lost.
+   */
   async complete(
-    delivery: ClaimedDelivery,
-    attempt: Omit<AttemptRecord, 'at'> & { atMicros: number },
-    verdict: AttemptVerdict,
-  ): Promise<'delivered' | 'retry' | 'failed' | 'stale'> {
-    const { atMicros, ...rest } = attempt;
-    const reply = await COMPLETE.run(
-      this.redis,
-      [this.keys.deliveriesDue(), this.keys.delivery(delivery.id), this.keys.deliveryAttempts(delivery.id)],
-      [
+    attempts: Array<{
+      delivery: ClaimedDelivery;
+      attempt: Omit<AttemptRecord, 'at'> & { atMicros: number };
+      verdict: AttemptVerdict;
+    }>,
+  ): Promise<Array<'delivered' | 'retry' | 'failed' | 'stale'>> {
+    if (attempts.length === 0) return [];
+    const args: Array<string | number> = [this.keys.deliveryPrefix(), this.retentionSeconds];
+    for (const { delivery, attempt, verdict } of attempts) {
+      const { atMicros, ...rest } = attempt;
+      args.push(
         delivery.id,
         delivery.token,
         JSON.stringify({ ...rest, at: atMicros }),
         verdict.kind,
         verdict.kind === 'retry' ? verdict.atMicros : 0,
-        this.retentionSeconds,
-      ],
-    );
-    return reply === 0 ? 'stale' : (reply as 'delivered' | 'retry' | 'failed');
+      );
+    }
+    return (await COMPLETE.run(this.redis, [this.keys.deliveriesDue()], args)) as Array<
+      'delivered' | 'retry' | 'failed' | 'stale'
+    >;
   }
 
   /** Gives a claimed delivery back, unattempted, due at `atMicros`. */
