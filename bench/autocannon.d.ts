@@ -4,6 +4,25 @@ declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 
   namespace autocannon {
+    /** One request as autocannon builds it; `setupRequest` receives and returns these. */
+    interface RequestParams {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      [option: string]: unknown;
+    }
+
+    /** An entry of `requests`. With `workers`, the hooks are absolute paths of modules exporting them. */
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Rewrites the request before it is sent: a function, or (with `workers`) a module path. */
+      setupRequest?: string | ((request: RequestParams, context: Record<string, unknown>) => RequestParams);
+    }
+
     interface Options {
       url: string;
       method?: string;
@@ -19,6 +38,16 @@ declare module 'autocannon' {
       /** Seconds before a request counts as timed out (default 10). */
       timeout?: number;
       title?: string;
+      /** The sequence each connection loops over. */
+      requests?: Request[];
+      /** Responses whose body differs count as `mismatches` (not allowed with `requests`). */
+      expectBody?: string;
+      /** Responses whose body it rejects count as `mismatches`: a function, or (with `workers`) a module path. */
+      verifyBody?: string | ((body: string) => boolean);
+      /** At most this many requests per second from all connections together (per worker). */
+      overallRate?: number;
+      /** Record latencies as measured, without autocannon's coordinated-omission correction. */
+      ignoreCoordinatedOmission?: boolean;
     }
 
     /** A histogram summary: average, extremes and percentiles (`p50`, `p99`, …). */

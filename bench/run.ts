@@ -8,7 +8,13 @@ interface Benchmark {
   run(): Promise<number>;
 }
 
-const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([['read', () => import('./read-benchmark.ts')]]);
+const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([
+  ['read', () => import('./read-benchmark.ts')],
+  ['chat', () => import('./chat-benchmark.ts')],
+  ['actors', () => import('./actors-benchmark.ts')],
+  ['webhooks', () => import('./webhooks-benchmark.ts')],
+  ['retrieval', () => import('./retrieval-benchmark.ts')],
+]);
 
 const name = process.argv[2];
 const load = name === undefined ? undefined : BENCHMARKS.get(name);

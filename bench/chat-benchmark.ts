@@ -1,0 +1,404 @@
+/**
+ * The chat benchmark: `POST /api/v1/chatbots/{id}/chat` through the whole gateway (the key check and
+ * rate-limit script, the chatbot read, the monthly quota, the conversation actor with its turn
+ * scripts) with an LLM that answers instantly in-process, so the figures are the gateway's own cost.
+ * The load is spread over 1,000 conversations. Measured against a bare restify POST route that
+ * reads a JSON body, under the same load; then the gateway again at half its measured peak rate,
+ * for the latency a gateway sees when it is busy but not saturated; and the Redis round trips each
+ * chat costs.
+ */
+
+import { randomUUID } from 'node:crypto';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import getRawBody from 'raw-body';
+import { createClient } from 'redis';
+import restify, { type Request, type Response } from 'restify';
+import { startApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { closeGracefully, listen } from '../src/http/http-server.ts';
+import type { LlmProvider } from '../src/llm/llm-provider.ts';
+import type { LlmProviders } from '../src/llm/llm-providers.ts';
+import { createLogger } from '../src/logger.ts';
+import { startRedis } from '../test/support/redis-server.ts';
+import { describeMachine, durationSeconds, millis } from './bench-support.ts';
+import { BASELINE_REPLY, chatBody, FAKE_REPLY, replyBody, SESSIONS } from './chat-request.ts';
+import { pacedLoad } from './paced-load.ts';
+
+const HOST = '127.0.0.1';
+const CONNECTIONS = 64;
+const DEFAULT_DURATION_S = 15;
+/** The module autocannon's worker loads to give each request the next session's body. */
+const SETUP_REQUEST = fileURLToPath(new URL('./chat-request.ts', import.meta.url));
+/** The module autocannon's worker loads to check each response body. */
+const VERIFY_BODY = fileURLToPath(new URL('./chat-verify.ts', import.meta.url));
+/** High enough never to refuse, so every limit still runs its script on every request. */
+const UNLIMITED = '100000000';
+
+const TARGET_RATIO = 0.2;
+const TARGET_HALF_RATE_P99_MS = 10;
+const TARGET_ROUND_TRIPS = 8;
+
+/** One load run's figures. */
+interface Measurement {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  responses: number;
+}
+
+/** What Redis did for the chats of the half-rate run. */
+interface RedisUse {
+  chats: number;
+  /** Requests the gateway's Redis clients sent, by command (client-side count). */
+  roundTrips: Map<string, number>;
+  /** Commands Redis executed, by command, script-internal ones included (INFO commandstats). */
+  executed: Map<string, number>;
+}
+
+interface GatewayFigures {
+  full: Measurement;
+  halfRate: number;
+  half: Measurement;
+  redis: RedisUse;
+}
+
+/** Thrown when a target answered anything but the expected 200; the message says what it answered. */
+class UnexpectedResponses extends Error {
+  override name = 'UnexpectedResponses';
+}
+
+export async function run(): Promise<number> {
+  const duration = durationSeconds(process.env['BENCH_DURATION'], DEFAULT_DURATION_S);
+  const machine = await describeMachine();
+  console.log(
+    `chat benchmark: POST /api/v1/chatbots/{id}/chat, instant in-process LLM, ${SESSIONS} sessions, ` +
+      `${CONNECTIONS} connections, ${duration} s per run, load generated from a worker thread`,
+  );
+  console.log(`machine: ${machine}`);
+
+  let baseline: Measurement;
+  let gateway: GatewayFigures;
+  try {
+    baseline = await measureBaseline(duration);
+    gateway = await measureGateway(duration);
+  } catch (error) {
+    if (!(error instanceof UnexpectedResponses)) throw error;
+    console.error(`bench: ${error.message}`);
+    return 1;
+  }
+  printReport(baseline, gateway, duration, machine);
+  return 0;
+}
+
+/** The figures as a table, each with its target, and one markdown row for the README. */
+function printReport(baseline: Measurement, gateway: GatewayFigures, duration: number, machine: string): void {
+  const ratio = gateway.full.reqPerSec / baseline.reqPerSec;
+  const { chats, roundTrips, executed } = gateway.redis;
+  const tripsPerChat = sum(roundTrips) / chats;
+  const executedPerChat = sum(executed) / chats;
+
+  console.log('');
+  console.log(row('target', 'req/s', 'p50 ms', 'p99 ms', 'responses'));
+  console.log(row('baseline (bare restify POST)', ...figures(baseline)));
+  console.log(row('gateway, full load', ...figures(gateway.full)));
+  console.log(row(`gateway at ${gateway.halfRate} req/s (half)`, ...figures(gateway.half)));
+  console.log(
+    `ratio gateway/baseline: ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO}: ${verdict(ratio >= TARGET_RATIO)})`,
+  );
+  console.log(
+    `p99 at half the peak rate: ${gateway.half.p99Ms.toFixed(1)} ms ` +
+      `(target ≤ ${TARGET_HALF_RATE_P99_MS} ms: ${verdict(gateway.half.p99Ms <= TARGET_HALF_RATE_P99_MS)})`,
+  );
+  console.log(
+    `Redis round trips per chat: ${tripsPerChat.toFixed(2)} ` +
+      `(target ≤ ${TARGET_ROUND_TRIPS}: ${verdict(tripsPerChat <= TARGET_ROUND_TRIPS)}): ${perChat(roundTrips, chats)}`,
+  );
+  console.log(
+    `  (requests the gateway sent to Redis over the ${chats} chats of the half-rate run, counted client-side on ` +
+      "node-redis's diagnostics channel: a Lua script is one round trip whatever it runs inside Redis, and a read " +
+      'answered by the client-side cache is none)',
+  );
+  console.log(`Redis commands executed per chat: ${executedPerChat.toFixed(2)}: ${perChat(executed, chats)}`);
+  console.log(
+    '  (INFO commandstats delta over the same run: Redis 7 counts the commands a script calls as well as the ' +
+      'script, so this is work inside Redis, not round trips)',
+  );
+  console.log(
+    '(latencies in whole milliseconds as autocannon records them: 2 means 2 to 3 ms; the half-rate run is ' +
+      'open-loop: requests leave evenly spaced from a worker thread and each latency counts from when its ' +
+      'request was due)',
+  );
+  console.log('');
+  console.log('README row (| benchmark | gateway req/s | p50 ms | p99 ms | baseline req/s | ratio | machine |):');
+  const cells = [
+    `\`chat\`: POST /api/v1/chatbots/{id}/chat, instant fake LLM, ${SESSIONS} sessions, ${CONNECTIONS} connections, ` +
+      `${duration} s; p99 ${gateway.half.p99Ms.toFixed(1)} ms at ${gateway.halfRate} req/s (half the peak); ` +
+      `${tripsPerChat.toFixed(2)} Redis round trips per chat; baseline: bare restify POST route`,
+    gateway.full.reqPerSec.toFixed(0),
+    millis(gateway.full.p50Ms),
+    millis(gateway.full.p99Ms),
+    baseline.reqPerSec.toFixed(0),
+    ratio.toFixed(2),
+    machine,
+  ];
+  console.log(`| ${cells.join(' | ')} |`);
+}
+
+/** A bare restify server with one async POST route that reads a JSON body, as the chat route does. */
+async function measureBaseline(duration: number): Promise<Measurement> {
+  const server = restify.createServer();
+  server.post('/api/v1/chatbots/:chatbot_id/chat', async (req: Request, res: Response) => {
+    const text = await getRawBody(req, { limit: 64 * 1024, length: req.headers['content-length'], encoding: 'utf-8' });
+    const body = JSON.parse(text) as { message?: unknown };
+    if (typeof body.message !== 'string') throw new Error('no message');
+    res.send(200, { response: BASELINE_REPLY });
+  });
+  const port = await listen(server, 0, HOST);
+  try {
+    const url = `http://${HOST}:${port}/api/v1/chatbots/${randomUUID()}/chat`;
+    await expectReply('baseline', url, {}, BASELINE_REPLY);
+    return await measure('baseline', url, {}, duration);
+  } finally {
+    await closeGracefully(server, 1000);
+  }
+}
+
+/**
+ * The gateway over its own redis-server, with a Scale account, an API key, one chatbot and an LLM
+ * that answers at once: first at full load, then at half the rate it reached.
+ */
+async function measureGateway(duration: number): Promise<GatewayFigures> {
+  const redis = await startRedis();
+  try {
+    const config = loadConfig({
+      REDIS_URL: redis.url,
+      PORT: '0',
+      HOST,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: UNLIMITED,
+      CONVERSATION_RATE_LIMIT: UNLIMITED,
+      PLAN_QUOTAS: `free=100,scale=${UNLIMITED}`,
+    });
+    const llm = new InstantLlm();
+    const providers: LlmProviders = { chatgpt: llm, gemini: llm, ollama: llm };
+    const app = await startApp(config, createLogger(config.LOG_LEVEL), { providers, shutdownGraceMs: 1000 });
+    try {
+      const user = await app.services.accounts.create(`bench-${randomUUID()}@example.com`, 'scale');
+      const { key } = await app.services.apiKeys.create(user.id, 'bench');
+      const chatbot = await app.services.chatbots.create(user.id, { name: 'Bench Bot' });
+      const url = `http://${HOST}:${app.port}/api/v1/chatbots/${chatbot.id}/chat`;
+      const headers = { authorization: `Bearer ${key}` };
+      await expectReply('gateway', url, headers, FAKE_REPLY);
+
+      const full = await measure('gateway', url, headers, duration);
+      const halfRate = Math.max(1, Math.round(full.reqPerSec / 2));
+      // The chats autocannon left in flight end before anything is counted.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Redis use is counted over the half-rate run: the counter's own cost then touches no throughput
+      // figure, and every chat of that run has ended when it returns, so none is counted half.
+      const stats = createClient({ url: redis.url });
+      await stats.connect();
+      try {
+        const counter = new RoundTripCounter();
+        const chatsBefore = llm.calls;
+        const executedBefore = await commandStats(stats);
+        counter.start();
+        const half = await measureAtRate('gateway at half rate', url, headers, duration, halfRate);
+        counter.stop();
+        const executed = difference(await commandStats(stats), executedBefore);
+        // The INFO calls are this benchmark's, not the gateway's.
+        executed.delete('info');
+        const redisUse = { chats: llm.calls - chatsBefore, roundTrips: counter.counts, executed };
+        return { full, halfRate, half, redis: redisUse };
+      } finally {
+        stats.destroy();
+      }
+    } finally {
+      await app.stop();
+    }
+  } finally {
+    await redis.stop();
+  }
+}
+
+/** The fake LLM: answers every prompt at once with the same short text, and counts the calls. */
+class InstantLlm implements LlmProvider {
+  calls = 0;
+
+  generate(): Promise<string> {
+    this.calls += 1;
+    return Promise.resolve(FAKE_REPLY);
+  }
+}
+
+/**
+ * Counts the requests node-redis puts on the wire, from its `node-redis:command` tracing channel
+ * (published by the client's sendCommand, so nothing in src/ changes): one per command or script,
+ * whatever the script runs inside Redis, and one per MULTI/pipeline batch (its commands carry a
+ * `batchMode` and are not counted again). Reads answered by the client-side cache send nothing and
+ * so count nothing. Only this benchmark's INFO calls are left out; every other command in the process
+ * is the gateway's.
+ */
+class RoundTripCounter {
+  readonly counts = new Map<string, number>();
+
+  private readonly onCommand = (message: unknown) => {
+    const { command, batchMode } = message as { command: string; batchMode?: string };
+    if (batchMode === undefined && command !== 'INFO') this.add(command);
+  };
+
+  private readonly onBatch = () => this.add('(batch)');
+
+  start(): void {
+    diagnosticsChannel.subscribe('tracing:node-redis:command:start', this.onCommand);
+    diagnosticsChannel.subscribe('tracing:node-redis:batch:start', this.onBatch);
+  }
+
+  stop(): void {
+    diagnosticsChannel.unsubscribe('tracing:node-redis:command:start', this.onCommand);
+    diagnosticsChannel.unsubscribe('tracing:node-redis:batch:start', this.onBatch);
+  }
+
+  private add(command: string): void {
+    this.counts.set(command, (this.counts.get(command) ?? 0) + 1);
+  }
+}
+
+/** `calls` of every command in INFO commandstats (lower case; `client|tracking` style for subcommands). */
+async function commandStats(client: { info(section: string): Promise<unknown> }): Promise<Map<string, number>> {
+  const info = String(await client.info('commandstats'));
+  const calls = new Map<string, number>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
+  return calls;
+}
+
+function difference(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, calls] of after) {
+    const change = calls - (before.get(name) ?? 0);
+    if (change > 0) delta.set(name, change);
+  }
+  return delta;
+}
+
+/**
+ * One chat before the load, so a broken setup fails with a clear message, not a flood of errors, and
+ * so each target is known to give its own reply (the load's check accepts either target's).
+ */
+async function expectReply(target: string, url: string, headers: Record<string, string>, reply: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ message: 'Hello?', session_id: 'api-bench-check' }),
+  });
+  const text = await response.text();
+  if (response.status !== 200 || text !== replyBody(reply)) {
+    throw new UnexpectedResponses(
+      `${target} answered ${response.status} ${text} before the load; expected 200 ${replyBody(reply)}`,
+    );
+  }
+}
+
+/**
+ * Runs autocannon against one target, each request for the next of SESSIONS conversations (see
+ * chat-request.ts). The load comes from a worker thread, so the client does not share the event loop
+ * of the server it measures. Every response must be a 200 with a reply body (chat-verify.ts).
+ */
+async function measure(
+  target: string,
+  url: string,
+  headers: Record<string, string>,
+  duration: number,
+): Promise<Measurement> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: chatBody(0),
+    requests: [{ setupRequest: SETUP_REQUEST }],
+    verifyBody: VERIFY_BODY,
+    connections: CONNECTIONS,
+    duration,
+    workers: 1,
+  });
+  const statuses = Object.keys(result.statusCodeStats);
+  const all200 = statuses.length === 1 && statuses[0] === '200';
+  if (result.non2xx !== 0 || result.errors !== 0 || result.timeouts !== 0 || result.mismatches !== 0 || !all200) {
+    const counts = Object.entries(result.statusCodeStats)
+      .map(([status, { count }]) => `${status}: ${count}`)
+      .join(', ');
+    throw new UnexpectedResponses(
+      `${target}: expected every response to be 200 with its reply, got ${result.non2xx} non-2xx ` +
+        `(status counts: ${counts || 'none'}), ${result.mismatches} other bodies, ${result.errors} errors, ` +
+        `${result.timeouts} timeouts`,
+    );
+  }
+  return {
+    reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    responses: result['2xx'],
+  };
+}
+
+/**
+ * The gateway at a fixed rate, open-loop (see paced-load.ts for why not autocannon's overallRate),
+ * over the same sessions and connections. Its latencies are exact; they are printed truncated to
+ * whole milliseconds like autocannon's, so the table reads the same for every row.
+ */
+async function measureAtRate(
+  target: string,
+  url: string,
+  headers: Record<string, string>,
+  duration: number,
+  rate: number,
+): Promise<Measurement> {
+  const result = await pacedLoad({
+    url,
+    headers,
+    rate,
+    duration,
+    connections: CONNECTIONS,
+    expectedBody: replyBody(FAKE_REPLY),
+  });
+  const failures = Object.entries(result.failures);
+  if (failures.length > 0) {
+    const counts = failures.map(([outcome, count]) => `${outcome}: ${count}`).join(', ');
+    throw new UnexpectedResponses(`${target}: expected every response to be 200 with its reply, got ${counts}`);
+  }
+  return {
+    reqPerSec: result.reqPerSec,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    responses: result.responses,
+  };
+}
+
+function sum(counts: Map<string, number>): number {
+  let total = 0;
+  for (const count of counts.values()) total += count;
+  return total;
+}
+
+/** `EVALSHA 4.00, GET 0.01`: each command's count per chat, largest first. */
+function perChat(counts: Map<string, number>, chats: number): string {
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, count]) => `${name} ${(count / chats).toFixed(2)}`)
+    .join(', ');
+}
+
+function verdict(met: boolean): string {
+  return met ? 'met' : 'not met';
+}
+
+function figures(m: Measurement): [string, string, string, string] {
+  return [m.reqPerSec.toFixed(1), millis(m.p50Ms), millis(m.p99Ms), String(m.responses)];
+}
+
+function row(...cells: string[]): string {
+  const [label = '', ...rest] = cells;
+  return label.padEnd(34) + rest.map((cell) => cell.padStart(11)).join('');
+}

@@ -1,0 +1,148 @@
+/**
+ * An open-loop load at a fixed rate, for latency at a given throughput. Requests leave at evenly
+ * spaced times (checked every millisecond) from a worker thread, over at most `connections`
+ * keep-alive connections, and each latency counts from the time its request was due, so a slow
+ * server is not hidden by the load slowing down with it (coordinated omission).
+ *
+ * autocannon's `overallRate` is not used for this: each connection sends its per-second quota back
+ * to back when a new second starts and then waits (lib/httpClient.js), so the server sees bursts at
+ * full concurrency and idles in between; and its coordinated-omission correction takes
+ * `Math.ceil(1 / rate)` (1 ms for any rate above one request per second per connection) as the
+ * expected interval, adding made-up samples to every response slower than that.
+ */
+
+import http from 'node:http';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { chatBody, SESSIONS } from './chat-request.ts';
+
+export interface PacedLoadOptions {
+  url: string;
+  headers: Record<string, string>;
+  /** Requests per second. */
+  rate: number;
+  /** Seconds. */
+  duration: number;
+  connections: number;
+  /** The response body every request must get. */
+  expectedBody: string;
+}
+
+export interface PacedLoadResult {
+  /** Responses per second over the run. */
+  reqPerSec: number;
+  /** Milliseconds from when a request was due until its response ended. */
+  p50Ms: number;
+  p99Ms: number;
+  /** 200 responses with the expected body. */
+  responses: number;
+  /** Anything else, counted by status code or error. */
+  failures: Record<string, number>;
+}
+
+/** Seconds a request may take before it counts as a failure. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** Runs the load from a worker thread; resolves when every request has been answered or failed. */
+export function pacedLoad(options: PacedLoadOptions): Promise<PacedLoadResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: { pacedLoad: options } });
+    worker.once('message', (result: PacedLoadResult) => resolve(result));
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`the paced load worker exited with code ${code}`));
+    });
+  });
+}
+
+/** The worker's side: sends the requests, and posts one PacedLoadResult when the last has ended. */
+function runLoad(options: PacedLoadOptions): void {
+  const { url, headers, rate, duration, connections, expectedBody } = options;
+  const target = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const total = Math.max(1, Math.round(rate * duration));
+  const interval = 1000 / rate;
+  const latencies = new Float64Array(total);
+  const failures: Record<string, number> = {};
+  let responses = 0;
+  let ended = 0;
+  let sent = 0;
+  const start = performance.now();
+
+  const finish = () => {
+    const elapsedS = (performance.now() - start) / 1000;
+    agent.destroy();
+    const sorted = latencies.subarray(0, responses).sort();
+    const result: PacedLoadResult = {
+      reqPerSec: responses / elapsedS,
+      p50Ms: percentile(sorted, 0.5),
+      p99Ms: percentile(sorted, 0.99),
+      responses,
+      failures,
+    };
+    parentPort!.postMessage(result);
+  };
+
+  const settle = (due: number, outcome: string) => {
+    if (outcome === 'ok') latencies[responses++] = performance.now() - due;
+    else failures[outcome] = (failures[outcome] ?? 0) + 1;
+    ended += 1;
+    if (ended === total) finish();
+  };
+
+  const send = (index: number, due: number) => {
+    const body = chatBody(index % SESSIONS);
+    let settled = false;
+    const once = (outcome: string) => {
+      if (settled) return;
+      settled = true;
+      settle(due, outcome);
+    };
+    const request = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        timeout: REQUEST_TIMEOUT_MS,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', (error: NodeJS.ErrnoException) => once(error.code ?? 'error'));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = response.statusCode ?? 0;
+          once(status === 200 && text === expectedBody ? 'ok' : status === 200 ? 'other body' : String(status));
+        });
+      },
+    );
+    request.on('timeout', () => {
+      request.destroy();
+      once('timeout');
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => once(error.code ?? 'error'));
+    request.end(body);
+  };
+
+  const tick = () => {
+    const now = performance.now();
+    while (sent < total && start + sent * interval <= now) {
+      send(sent, start + sent * interval);
+      sent += 1;
+    }
+    if (sent < total) setTimeout(tick, 1);
+  };
+  tick();
+}
+
+/** The value at quantile `q` of ascending `sorted` (0 when empty). */
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+if (!isMainThread && (workerData as { pacedLoad?: PacedLoadOptions } | null)?.pacedLoad) {
+  runLoad((workerData as { pacedLoad: PacedLoadOptions }).pacedLoad);
+}
