@@ -117,7 +117,7 @@ export class SourceStore {
   /** What ingestion reads: the stored text or file bytes (undefined for url sources). */
   async content(source: Source): Promise<Buffer | undefined> {
     const binary = this.redis.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
-    const bytes = (await binary.get(this.keys.sourceContent(source.chatbot_id, source.id)));
+    const bytes = await binary.get(this.keys.sourceContent(source.chatbot_id, source.id));
     return bytes ?? undefined;
   }
 

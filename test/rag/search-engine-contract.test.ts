@@ -33,7 +33,7 @@ async function chunksOf(chatbotId: string, sourceId: string, texts: Array<[strin
   }));
 }
 
-type Opened = { engine: SearchEngine; redis: RedisClient; close(): Promise<void> };
+type Opened = { engine: SearchEngine; redis: RedisClient; close: () => Promise<void> };
 
 function contract(name: string, open: (keys: RedisKeys) => Promise<Opened>) {
   t.test(`${name} engine`, async (t) => {

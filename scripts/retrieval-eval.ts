@@ -1,0 +1,229 @@
+/**
+ * The retrieval quality eval: the labelled questions of test/fixtures/eval/questions.json asked of
+ * the chunks of test/fixtures/eval/corpus.jsonl three ways — BM25 alone, vector search alone (the
+ * `local` embedder) and the in-process engine's hybrid search (both fused by Reciprocal Rank Fusion)
+ * — scored by recall@5 and nDCG@10.
+ *
+ * BM25 and vector search run on their own `Bm25Index` and `VectorIndex`, built exactly as the
+ * in-process engine builds its own (BM25 over `title + content`, the engine's default HNSW
+ * parameters), so each single method is scored as the hybrid engine sees it. Chunks are embedded
+ * as ingestion embeds them (`title\ncontent`).
+ */
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Bm25Index } from '../src/rag/bm25-index.ts';
+import type { ChunkRecord } from '../src/rag/chunk.ts';
+import { InProcessSearchEngine } from '../src/rag/in-process-search-engine.ts';
+import { LocalEmbedder } from '../src/rag/local-embedder.ts';
+import { tokenize } from '../src/rag/text-tokenizer.ts';
+import { VectorIndex } from '../src/rag/vector-index.ts';
+
+export const FIXTURE_DIR = path.resolve(import.meta.dirname, '../test/fixtures/eval');
+export const METHODS = ['bm25', 'vector', 'hybrid'] as const;
+export type Method = (typeof METHODS)[number];
+
+/** How deep each ranking is read: recall at RECALL_AT, nDCG at NDCG_AT. */
+export const RECALL_AT = 5;
+export const NDCG_AT = 10;
+const CHATBOT_ID = 'eval';
+
+/** One line of corpus.jsonl. */
+export interface CorpusChunk {
+  id: string;
+  title: string;
+  content: string;
+}
+
+/** A labelled question: the chunks that answer it, graded 2 (answers it) or 1 (partly, or a near copy). */
+export interface EvalQuestion {
+  id: string;
+  question: string;
+  /** `keyword` questions name the API; `paraphrase` ones describe the need in other words. */
+  style: 'keyword' | 'paraphrase';
+  relevant: Record<string, number>;
+}
+
+/** A method's mean scores over a set of questions. */
+export interface Scores {
+  recall: number;
+  ndcg: number;
+}
+
+/** One question's rankings (top NDCG_AT ids per method) and scores. */
+export interface QuestionResult {
+  question: EvalQuestion;
+  ranked: Record<Method, string[]>;
+  scores: Record<Method, Scores>;
+}
+
+export interface EvalResult {
+  documents: number;
+  chunks: number;
+  questions: number;
+  /** Candidates each method contributes to the hybrid fusion. */
+  candidates: number;
+  /** Mean scores over all questions, per method. */
+  overall: Record<Method, Scores>;
+  /** Mean scores per question style, per method. */
+  byStyle: Record<EvalQuestion['style'], { questions: number; scores: Record<Method, Scores> }>;
+  perQuestion: QuestionResult[];
+}
+
+export interface EvalOptions {
+  corpusPath?: string;
+  questionsPath?: string;
+  /** The hybrid engine's `candidates` (default: the engine's own default). */
+  candidates?: number;
+}
+
+export function loadCorpus(file = path.join(FIXTURE_DIR, 'corpus.jsonl')): CorpusChunk[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as CorpusChunk);
+}
+
+export function loadQuestions(file = path.join(FIXTURE_DIR, 'questions.json')): EvalQuestion[] {
+  const { questions } = JSON.parse(readFileSync(file, 'utf8')) as { questions: EvalQuestion[] };
+  return questions;
+}
+
+/** The share of the relevant chunks found in the first `k` of a ranking. */
+export function recallAt(ranked: readonly string[], relevant: Readonly<Record<string, number>>, k: number): number {
+  const wanted = Object.keys(relevant).filter((id) => relevant[id]! > 0);
+  if (wanted.length === 0) return 0;
+  const top = new Set(ranked.slice(0, k));
+  return wanted.filter((id) => top.has(id)).length / wanted.length;
+}
+
+/** Normalised discounted cumulative gain at `k`, with gain 2^grade − 1 and a log2(rank + 1) discount. */
+export function ndcgAt(ranked: readonly string[], relevant: Readonly<Record<string, number>>, k: number): number {
+  const gain = (grade: number) => 2 ** grade - 1;
+  const dcg = ranked.slice(0, k).reduce((sum, id, i) => sum + gain(relevant[id] ?? 0) / Math.log2(i + 2), 0);
+  const ideal = Object.values(relevant)
+    .filter((grade) => grade > 0)
+    .sort((a, b) => b - a)
+    .slice(0, k)
+    .reduce((sum, grade, i) => sum + gain(grade) / Math.log2(i + 2), 0);
+  return ideal === 0 ? 0 : dcg / ideal;
+}
+
+function mean(values: number[]): number {
+  return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+function meanScores(results: QuestionResult[]): Record<Method, Scores> {
+  const scores = {} as Record<Method, Scores>;
+  for (const method of METHODS) {
+    scores[method] = {
+      recall: mean(results.map((result) => result.scores[method].recall)),
+      ndcg: mean(results.map((result) => result.scores[method].ndcg)),
+    };
+  }
+  return scores;
+}
+
+/** Checks that every labelled chunk exists, so a rebuilt corpus cannot silently void the labels. */
+function checkLabels(questions: EvalQuestion[], chunkIds: ReadonlySet<string>): void {
+  const ids = new Set<string>();
+  for (const question of questions) {
+    if (ids.has(question.id)) throw new Error(`question id ${question.id} is used twice`);
+    ids.add(question.id);
+    const labelled = Object.entries(question.relevant);
+    if (labelled.length === 0) throw new Error(`question ${question.id} has no relevant chunk`);
+    for (const [id, grade] of labelled) {
+      if (!chunkIds.has(id)) throw new Error(`question ${question.id} labels ${id}, which is not in the corpus`);
+      if (grade !== 1 && grade !== 2) throw new Error(`question ${question.id} grades ${id} ${grade}, not 1 or 2`);
+    }
+  }
+}
+
+/** Runs every question through BM25, vector search and hybrid search, and scores the rankings. */
+export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
+  const corpus = loadCorpus(options.corpusPath);
+  const questions = loadQuestions(options.questionsPath);
+  checkLabels(questions, new Set(corpus.map((chunk) => chunk.id)));
+
+  const embedder = new LocalEmbedder();
+  const engine = new InProcessSearchEngine({
+    dimensions: embedder.dimensions,
+    ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
+  });
+  const bm25 = new Bm25Index();
+  const vectors = new VectorIndex({ dimensions: embedder.dimensions });
+  const vectorsOfChunks = await embedder.embed(corpus.map((chunk) => `${chunk.title}\n${chunk.content}`));
+  const records: ChunkRecord[] = corpus.map((chunk, i) => {
+    const sourceId = chunk.id.slice(0, chunk.id.lastIndexOf(':'));
+    return {
+      id: chunk.id,
+      chatbotId: CHATBOT_ID,
+      sourceId,
+      position: Number(chunk.id.slice(sourceId.length + 1)),
+      title: chunk.title,
+      url: `node:${sourceId}`,
+      content: chunk.content,
+      embedding: vectorsOfChunks[i]!,
+    };
+  });
+  for (const record of records) {
+    bm25.add(record.id, tokenize(`${record.title}\n${record.content}`));
+    vectors.add(record.id, record.embedding);
+  }
+  await engine.upsert(records);
+
+  const queryVectors = await embedder.embed(questions.map((question) => question.question));
+  const perQuestion: QuestionResult[] = [];
+  for (const [i, question] of questions.entries()) {
+    const embedding = queryVectors[i]!;
+    const hybridHits = await engine.search({ chatbotId: CHATBOT_ID, text: question.question, embedding, k: NDCG_AT });
+    const ranked: Record<Method, string[]> = {
+      bm25: bm25.search(tokenize(question.question), NDCG_AT).map((hit) => hit.id),
+      vector: vectors.search(embedding, NDCG_AT).map((hit) => hit.id),
+      hybrid: hybridHits.map((hit) => hit.chunk.id),
+    };
+    const scores = {} as Record<Method, Scores>;
+    for (const method of METHODS) {
+      scores[method] = {
+        recall: recallAt(ranked[method], question.relevant, RECALL_AT),
+        ndcg: ndcgAt(ranked[method], question.relevant, NDCG_AT),
+      };
+    }
+    perQuestion.push({ question, ranked, scores });
+  }
+
+  const ofStyle = (style: EvalQuestion['style']) => perQuestion.filter((result) => result.question.style === style);
+  return {
+    documents: new Set(records.map((record) => record.sourceId)).size,
+    chunks: corpus.length,
+    questions: questions.length,
+    candidates: engine.candidates,
+    overall: meanScores(perQuestion),
+    byStyle: {
+      keyword: { questions: ofStyle('keyword').length, scores: meanScores(ofStyle('keyword')) },
+      paraphrase: { questions: ofStyle('paraphrase').length, scores: meanScores(ofStyle('paraphrase')) },
+    },
+    perQuestion,
+  };
+}
+
+/** The result as a small plain-text table. */
+export function formatReport(result: EvalResult): string {
+  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(18) : cell.padStart(10))).join('  ');
+  const lines = [
+    `corpus: ${result.chunks} chunks from ${result.documents} documents; ${result.questions} questions; ` +
+      `hybrid fuses the top ${result.candidates} of each method (RRF)`,
+    '',
+    row(['method', `recall@${RECALL_AT}`, `nDCG@${NDCG_AT}`]),
+  ];
+  for (const method of METHODS) {
+    const { recall, ndcg } = result.overall[method];
+    lines.push(row([method, recall.toFixed(3), ndcg.toFixed(3)]));
+  }
+  lines.push('', row([`recall@${RECALL_AT} by style`, ...METHODS]));
+  for (const style of ['keyword', 'paraphrase'] as const) {
+    const { questions, scores } = result.byStyle[style];
+    lines.push(row([`${style} (${questions})`, ...METHODS.map((method) => scores[method].recall.toFixed(3))]));
+  }
+  return lines.join('\n');
+}
