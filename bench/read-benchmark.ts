@@ -5,8 +5,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import autocannon from 'autocannon';
 import restify, { type Request, type Response } from 'restify';
 import { startApp } from '../src/app.ts';
@@ -14,6 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import { closeGracefully, listen } from '../src/http/http-server.ts';
 import { createLogger } from '../src/logger.ts';
 import { startRedis } from '../test/support/redis-server.ts';
+import { describeMachine, durationSeconds } from './bench-support.ts';
 
 const PATH = '/api/v1/chatbots';
 const HOST = '127.0.0.1';
@@ -37,7 +36,7 @@ class UnexpectedResponses extends Error {
 }
 
 export async function run(): Promise<number> {
-  const duration = durationSeconds(process.env['BENCH_DURATION']);
+  const duration = durationSeconds(process.env['BENCH_DURATION'], DEFAULT_DURATION_S);
   const machine = await describeMachine();
   console.log(
     `read benchmark: GET ${PATH} (${CHATBOT_NAMES.length} chatbots), ${CONNECTIONS} connections, ` +
@@ -173,28 +172,6 @@ async function measure(
     p99Ms: result.latency.p99,
     responses: result['2xx'],
   };
-}
-
-function durationSeconds(value: string | undefined): number {
-  if (value === undefined || value === '') return DEFAULT_DURATION_S;
-  if (!/^[1-9]\d*$/.test(value)) {
-    throw new Error(`BENCH_DURATION must be a positive whole number of seconds, got "${value}"`);
-  }
-  return Number(value);
-}
-
-/** CPU model (from /proc/cpuinfo where there is one), usable cores, Node version. */
-async function describeMachine(): Promise<string> {
-  let model: string | undefined;
-  try {
-    const cpuinfo = await readFile('/proc/cpuinfo', 'utf8');
-    model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim();
-  } catch {
-    // Not Linux: fall back to what os.cpus() reports.
-  }
-  model ??= os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  const cores = os.availableParallelism();
-  return `${model}, ${cores} ${cores === 1 ? 'core' : 'cores'}, Node ${process.version}`;
 }
 
 function figures(m: Measurement): [string, string, string, string] {

@@ -10,7 +10,6 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import got from 'got';
@@ -23,6 +22,7 @@ import { createServices, type Services } from '../src/services.ts';
 import { connectRedis, type RedisClient } from '../src/store/redis-client.ts';
 import { sign, USER_AGENT, WebhookSender } from '../src/webhooks/webhook-sender.ts';
 import { startRedis } from '../test/support/redis-server.ts';
+import { describeMachine, durationSeconds } from './bench-support.ts';
 
 const HOST = '127.0.0.1';
 const CONCURRENCY = 32;
@@ -92,7 +92,7 @@ class BenchFailure extends Error {
 }
 
 export async function run(): Promise<number> {
-  const duration = durationSeconds(process.env['BENCH_DURATION']);
+  const duration = durationSeconds(process.env['BENCH_DURATION'], DEFAULT_DURATION_S);
   const machine = await describeMachine();
   const bodyBytes = Buffer.byteLength(JSON.stringify(sampleEvent(randomUUID())));
   console.log(
@@ -542,28 +542,6 @@ function serveReceiver(): void {
   server.listen(0, HOST, () => {
     port.postMessage({ type: 'listening', port: (server.address() as AddressInfo).port } satisfies FromReceiver);
   });
-}
-
-function durationSeconds(value: string | undefined): number {
-  if (value === undefined || value === '') return DEFAULT_DURATION_S;
-  if (!/^[1-9]\d*$/.test(value)) {
-    throw new Error(`BENCH_DURATION must be a positive whole number of seconds, got "${value}"`);
-  }
-  return Number(value);
-}
-
-/** CPU model (from /proc/cpuinfo where there is one), usable cores, Node version. */
-async function describeMachine(): Promise<string> {
-  let model: string | undefined;
-  try {
-    const cpuinfo = await readFile('/proc/cpuinfo', 'utf8');
-    model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim();
-  } catch {
-    // Not Linux: fall back to what os.cpus() reports.
-  }
-  model ??= os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  const cores = os.availableParallelism();
-  return `${model}, ${cores} ${cores === 1 ? 'core' : 'cores'}, Node ${process.version}`;
 }
 
 function figures(m: Measurement): [string, string, string, string, string] {
