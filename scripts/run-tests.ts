@@ -39,6 +39,13 @@ function countFile(file: string): { passed: number; failed: number; skipped: num
 }
 
 rmSync(RESULTS, { recursive: true, force: true });
+// tap builds its Test class from the configured plugins; a fresh install holds the default build
+// (with the ts-node plugin .taprc turns off), and tap would only notice after starting this run.
+const build = spawnSync('tap', ['build'], { stdio: ['ignore', 'ignore', 'inherit'], shell: false });
+if (build.status !== 0) {
+  process.stdout.write('\n0 passed, 1 failed\n');
+  process.exit(1);
+}
 const run = spawnSync('tap', process.argv.slice(2), { stdio: 'inherit', shell: false });
 let passed = 0;
 let failed = 0;
