@@ -33,10 +33,13 @@ export async function serve(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     app.stop().then(
-      () => process.exit(0),
+      // Exit by running out of work, so stdout (a pipe under a supervisor) is flushed; the timer is
+      // the backstop for a handle that would keep the process alive.
+      () => setTimeout(() => process.exit(0), 5000).unref(),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        process.exitCode = 1;
+        setTimeout(() => process.exit(1), 5000).unref();
       },
     );
   };
