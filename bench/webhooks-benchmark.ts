@@ -13,14 +13,14 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import got from 'got';
-import { WebhookDispatcher } from '../src/actors/webhook-dispatcher.ts';
+import { dispatcherFromConfig } from '../src/actors/webhook-dispatcher.ts';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { messageReceived } from '../src/events/webhook-event.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { connectRedis, type RedisClient } from '../src/store/redis-client.ts';
-import { sign, USER_AGENT, WebhookSender } from '../src/webhooks/webhook-sender.ts';
+import { sign, USER_AGENT } from '../src/webhooks/webhook-sender.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds } from './bench-support.ts';
 
@@ -261,24 +261,9 @@ async function measureDispatcher(
         throw new BenchFailure(`dispatcher: ${prefilled} events emitted but ${pendingBefore} deliveries pending`);
       }
 
-      const dispatcher = new WebhookDispatcher(
-        {
-          deliveries: services.deliveries,
-          webhooks: services.webhooks,
-          sender: new WebhookSender({
-            timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-            allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
-          }),
-          clock: systemClock,
-          logger,
-        },
-        {
-          retryDelays: config.WEBHOOK_RETRY_DELAYS,
-          concurrency: config.WEBHOOK_CONCURRENCY,
-          destinationConcurrency: config.WEBHOOK_DESTINATION_CONCURRENCY,
-          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-          pollMs: config.WEBHOOK_POLL_MS,
-        },
+      const dispatcher = dispatcherFromConfig(
+        { deliveries: services.deliveries, webhooks: services.webhooks, clock: systemClock, logger },
+        config,
       );
       const statsBefore = await commandStats(redis);
       let start: ReceiverStats;

@@ -1,6 +1,6 @@
 import { ConversationRouter } from './actors/conversation-router.ts';
-import { IngestionWorker } from './actors/ingestion-worker.ts';
-import { WebhookDispatcher } from './actors/webhook-dispatcher.ts';
+import { ingestionWorkerFor, type IngestionWorker } from './actors/ingestion-worker.ts';
+import { dispatcherFromConfig, type WebhookDispatcher } from './actors/webhook-dispatcher.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { EventSink } from './events/webhook-event.ts';
@@ -13,7 +13,6 @@ import type { Retriever } from './rag/retriever.ts';
 import { openRetrieval, type Retrieval } from './rag/retrieval.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
-import { WebhookSender } from './webhooks/webhook-sender.ts';
 
 /** A running gateway. */
 export interface App {
@@ -49,28 +48,16 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   };
   try {
     const services = createServices(handle.redis, config, clock, logger, options.events);
-    const dispatcher = new WebhookDispatcher(
-      {
-        deliveries: services.deliveries,
-        webhooks: services.webhooks,
-        sender: new WebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }),
-        clock,
-        logger,
-      },
-      {
-        retryDelays: config.WEBHOOK_RETRY_DELAYS,
-        concurrency: config.WEBHOOK_CONCURRENCY,
-        destinationConcurrency: config.WEBHOOK_DESTINATION_CONCURRENCY,
-        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-        pollMs: config.WEBHOOK_POLL_MS,
-      },
+    const dispatcher = dispatcherFromConfig(
+      { deliveries: services.deliveries, webhooks: services.webhooks, clock, logger },
+      config,
     );
     services.outbox.onEnqueued = () => dispatcher.kick();
     dispatcher.start();
     stack.push(() => dispatcher.stop());
     const retrieval = await openRetrieval(handle.redis, services.keys, config, services.signals, logger);
     await retrieval.index.load();
-    const ingestion = new IngestionWorker(
+    const ingestion = ingestionWorkerFor(
       {
         queue: services.ingestion,
         sources: services.sources,
@@ -78,9 +65,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         embedder: retrieval.embedder,
         clock,
         logger,
-        crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE },
       },
-      { concurrency: 2, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
+      config,
+      2,
     );
     services.intake.onQueued = () => ingestion.kick();
     ingestion.start();

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import { chunkDocument } from '../ingest/chunk-document.ts';
 import type { CrawlOptions } from '../ingest/crawl-options.ts';
 import { parseDocument } from '../ingest/document-parser.ts';
@@ -204,4 +205,16 @@ export class IngestionWorker {
     }
     return out;
   }
+}
+
+/** A worker as the configuration describes it; `concurrency` differs between the gateway and the CLI. */
+export function ingestionWorkerFor(
+  deps: Omit<IngestionDeps, 'crawl'>,
+  config: Config,
+  concurrency: number,
+): IngestionWorker {
+  return new IngestionWorker(
+    { ...deps, crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE } },
+    { concurrency, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
+  );
 }

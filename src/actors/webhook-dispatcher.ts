@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import nact from 'nact';
 import type { Ref } from 'nact';
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptVerdict, ClaimedDelivery, DeliveryStore } from '../store/delivery-store.ts';
 import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
-import type { AttemptResult, WebhookSender } from '../webhooks/webhook-sender.ts';
+import { WebhookSender, type AttemptResult } from '../webhooks/webhook-sender.ts';
 
 /** Messages of the dispatcher actor: look for due deliveries, or record the attempts that ended. */
 export type DispatcherMessage = { type: 'poll' } | { type: 'sent' };
@@ -201,4 +202,22 @@ export class WebhookDispatcher {
 
 function succeeded(result: AttemptResult): boolean {
   return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300 && !result.error;
+}
+
+/** The dispatcher as the configuration describes it (the gateway and the benchmark build it alike). */
+export function dispatcherFromConfig(deps: Omit<DispatcherDeps, 'sender'>, config: Config): WebhookDispatcher {
+  const sender = new WebhookSender({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+  });
+  return new WebhookDispatcher(
+    { ...deps, sender },
+    {
+      retryDelays: config.WEBHOOK_RETRY_DELAYS,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      destinationConcurrency: config.WEBHOOK_DESTINATION_CONCURRENCY,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      pollMs: config.WEBHOOK_POLL_MS,
+    },
+  );
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { IngestionWorker } from '../actors/ingestion-worker.ts';
+import { ingestionWorkerFor } from '../actors/ingestion-worker.ts';
 import { systemClock } from '../clock.ts';
 import { openRetrieval } from '../rag/retrieval.ts';
 import type { Services } from '../services.ts';
@@ -101,7 +101,7 @@ async function waitFor(s: Services, context: CommandContext, added: Source): Pro
   const display = createProgressDisplay(process.stderr);
   try {
     const retrieval = await openRetrieval(context.redis, s.keys, context.config, s.signals, context.logger);
-    const worker = new IngestionWorker(
+    const worker = ingestionWorkerFor(
       {
         queue: s.ingestion,
         sources: s.sources,
@@ -109,9 +109,9 @@ async function waitFor(s: Services, context: CommandContext, added: Source): Pro
         embedder: retrieval.embedder,
         clock: systemClock,
         logger: context.logger,
-        crawl: { allowPrivate: context.config.CRAWL_ALLOW_PRIVATE },
       },
-      { concurrency: 1, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
+      context.config,
+      1,
     );
     await worker.ingestNow(added.chatbot_id, added.id, (line) => display.update(line));
     for (;;) {
