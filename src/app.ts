@@ -93,7 +93,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     stack.push(() => router.stop());
     await services.signals.subscribe((signal) => {
       if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
-      else
+      // This process's own index was updated before it announced the change: reloading it again
+      // would be work done twice, and could race the write it announces.
+      else if (signal.origin !== services.signals.id)
         void retrieval.index.reloadSource(signal.chatbot_id, signal.source_id).catch((error: unknown) => {
           logger.error({ err: error }, 'could not reload a source into the search index');
         });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
@@ -7,6 +8,9 @@ export type Signal =
   | { kind: 'conversation'; chatbot_id: string; session_id: string }
   /** A source's chunks were written or removed: in-process search indexes reload them. */
   | { kind: 'source-chunks'; chatbot_id: string; source_id: string };
+
+/** A received signal, with the bus that published it. */
+export type ReceivedSignal = Signal & { origin: string };
 
 /**
  * Cross-process signals over Redis pub/sub: any process (a gateway, the CLI) publishes, every gateway
@@ -24,19 +28,22 @@ export class SignalBus {
     this.logger = logger;
   }
 
+  /** Identifies this process's bus in the signals it publishes. */
+  readonly id = randomUUID();
+
   async publish(signal: Signal): Promise<void> {
-    await this.redis.publish(this.keys.signals(), JSON.stringify(signal));
+    await this.redis.publish(this.keys.signals(), JSON.stringify({ ...signal, origin: this.id }));
   }
 
   /** Subscribes on a connection of its own (a subscribed connection can do nothing else). */
-  async subscribe(handler: (signal: Signal) => void): Promise<void> {
+  async subscribe(handler: (signal: ReceivedSignal) => void): Promise<void> {
     const subscriber = this.redis.duplicate();
     subscriber.on('error', (error: Error) => this.logger.warn({ err: error.message }, 'signal connection error'));
     await subscriber.connect();
     await subscriber.subscribe(this.keys.signals(), (message: string) => {
-      let signal: Signal;
+      let signal: ReceivedSignal;
       try {
-        signal = JSON.parse(message) as Signal;
+        signal = JSON.parse(message) as ReceivedSignal;
       } catch {
         this.logger.warn('ignored a malformed signal');
         return;
