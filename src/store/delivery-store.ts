@@ -244,10 +244,13 @@ export class DeliveryStore {
   }
 
   async get(deliveryId: string): Promise<DeliveryView> {
-    const [record, attempts] = await Promise.all([
-      this.redis.hGetAll(this.keys.delivery(deliveryId)),
-      this.redis.lRange(this.keys.deliveryAttempts(deliveryId), 0, -1),
-    ]);
+    // One transaction, never the client-side cache: two separate reads could pair a fresh record with
+    // a cached attempt list from before the attempt that finished it.
+    const [record, attempts] = (await this.redis
+      .multi()
+      .hGetAll(this.keys.delivery(deliveryId))
+      .lRange(this.keys.deliveryAttempts(deliveryId), 0, -1)
+      .exec()) as unknown as [Record<string, string>, string[]];
     if (!record.id) throw new NotFoundError('Delivery not found.');
     return toView(record, attempts);
   }

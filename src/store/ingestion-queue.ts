@@ -103,10 +103,12 @@ export class IngestionQueue {
 
   /** Sources queued or leased. */
   async size(): Promise<number> {
-    const [queued, leased] = await Promise.all([
-      this.redis.zCard(this.keys.ingestQueue()),
-      this.redis.zCard(this.keys.ingestLeases()),
-    ]);
+    // One transaction: a claim moves a source from one set to the other between two separate reads.
+    const [queued, leased] = (await this.redis
+      .multi()
+      .zCard(this.keys.ingestQueue())
+      .zCard(this.keys.ingestLeases())
+      .exec()) as unknown as [number, number];
     return queued + leased;
   }
 }
