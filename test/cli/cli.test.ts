@@ -1,25 +1,14 @@
 import t from 'tap';
-import { scaleAccount, startGateway } from '../support/gateway.ts';
-import { runCli, type CliResult } from '../support/cli.ts';
+import { startGateway } from '../support/gateway.ts';
+import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
 
+// Every command is a Node process of about a second and a half: the CLI's tests are split over files
+// (this one and cli-bots.test.ts) so that each stays well inside tap's per-file timeout.
 const gw = await startGateway();
 t.teardown(() => gw.stop());
 const env = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/;
-
-async function ok(args: string[]): Promise<any> {
-  const result = await runCli(args, env);
-  if (result.code !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
-  const lines = result.stdout.split('\n');
-  if (lines.length !== 2 || lines[1] !== '' || result.stderr !== '') {
-    throw new Error(`not one JSON line: ${JSON.stringify(result)}`);
-  }
-  return JSON.parse(lines[0]!);
-}
-
-function failure(stderr: string): CliResult {
-  return { code: 1, stdout: '', stderr: `${stderr}\n` };
-}
+const ok = (args: string[]) => runCliJson(args, env);
 
 t.test('users: create, duplicate, bad input, plan change', async (t) => {
   const user = await ok(['user', 'create', '--email', 'Owner@Example.com', '--plan', 'scale']);
@@ -84,113 +73,6 @@ t.test('keys: create shows the key once, list, revoke, the cap and the plan rule
     await runCli(['key', 'create', '--user', hobby.id, '--name', 'x'], env),
     failure('API access requires the Scale plan.'),
   );
-});
-
-t.test('bots: create with every option, slug collisions, pause, resume, delete', async (t) => {
-  const user = await ok(['user', 'create', '--email', 'bots@example.com', '--plan', 'scale']);
-  const bot = await ok([
-    'bot',
-    'create',
-    '--user',
-    user.id,
-    '--name',
-    'Café Helper',
-    '--provider',
-    'gemini',
-    '--model',
-    'gemini-2.5-pro',
-    '--system-prompt',
-    'Be brief.',
-    '--fallback-message',
-    'Ask a human.',
-  ]);
-  t.same(bot, {
-    id: bot.id,
-    name: 'Café Helper',
-    slug: 'cafe-helper',
-    provider: 'gemini',
-    is_active: true,
-    created_at: bot.created_at,
-    system_prompt: 'Be brief.',
-    fallback_message: 'Ask a human.',
-  });
-  const twin = await ok(['bot', 'create', '--user', user.id, '--name', 'cafe helper']);
-  t.equal(twin.slug, 'cafe-helper-2');
-  t.equal(twin.provider, 'chatgpt');
-  t.same(
-    await runCli(['bot', 'create', '--user', user.id, '--name', 'x', '--provider', 'claude'], env),
-    failure('provider must be one of: gemini, chatgpt, ollama.'),
-  );
-  t.same(
-    await runCli(['bot', 'create', '--user', crypto.randomUUID(), '--name', 'x'], env),
-    failure('User not found.'),
-  );
-  t.equal((await ok(['bot', 'pause', '--bot', bot.id])).is_active, false);
-  t.equal((await ok(['bot', 'resume', '--bot', bot.id])).is_active, true);
-  t.same(await ok(['bot', 'delete', '--bot', twin.id]), { id: twin.id, deleted: true });
-  t.same(await runCli(['bot', 'pause', '--bot', twin.id], env), failure('Chatbot not found.'));
-  t.same(await runCli(['bot', 'delete', '--bot', twin.id], env), failure('Chatbot not found.'));
-  const again = await ok(['bot', 'create', '--user', user.id, '--name', 'Cafe Helper']);
-  t.equal(again.slug, 'cafe-helper-2', 'a deleted chatbot lets go of its slug');
-});
-
-t.test('sources: add with --wait, retrieve, delete', async (t) => {
-  const { user } = await scaleAccount(gw.app);
-  const bot = await gw.app.services.chatbots.create(user.id, { name: 'Docs' });
-  const source = await ok([
-    'source', 'add', '--bot', bot.id, '--text', 'We ship worldwide within five days.', '--title', 'Shipping', '--wait',
-  ]); // prettier-ignore
-  t.same(source, {
-    id: source.id,
-    type: 'text',
-    title: 'Shipping',
-    url: '',
-    status: 'done',
-    page_count: 0,
-    created_at: source.created_at,
-    chatbot_id: bot.id,
-    error: '',
-  });
-  const retrieved = await ok(['retrieve', '--bot', bot.id, '--query', 'how long does shipping take']);
-  t.equal(retrieved.engine, 'in-process');
-  t.equal(retrieved.results.length, 1);
-  t.match(retrieved.results[0], {
-    rank: 1,
-    source_id: source.id,
-    title: 'Shipping',
-    text: { rank: 1 },
-    vector: { rank: 1 },
-  });
-  t.match(retrieved.results[0].content, /ship worldwide/);
-  t.same(
-    await runCli(['source', 'add', '--bot', bot.id], env),
-    failure('source add: exactly one of --text, --url or --file is required'),
-  );
-  t.same(
-    await runCli(['source', 'add', '--bot', bot.id, '--type', 'notion', '--url', 'https://example.com'], env),
-    failure('source add: --type notion cannot be ingested yet (supported: url, file, text)'),
-  );
-  t.same(
-    await runCli(['source', 'add', '--bot', bot.id, '--file', '/etc/hostname'], env),
-    failure('file must be a PDF, DOCX, PPTX, TXT, MD or CSV file.'),
-  );
-  t.same(
-    await runCli(['source', 'add', '--bot', bot.id, '--file', '/nonexistent.md'], env),
-    failure('source add: cannot read /nonexistent.md: ENOENT'),
-  );
-  t.same(
-    await runCli(['source', 'add', '--bot', bot.id, '--url', 'ftp://x'], env),
-    failure('url must be an absolute http or https URL without credentials.'),
-  );
-  t.same(await runCli(['source', 'add', '--bot', bot.id, '--text', '  '], env), failure('text must not be empty.'));
-  t.same(
-    await runCli(['source', 'add', '--bot', crypto.randomUUID(), '--text', 'x'], env),
-    failure('Chatbot not found.'),
-  );
-  t.same(await ok(['source', 'delete', '--source', source.id]), { id: source.id, deleted: true });
-  t.same(await runCli(['source', 'delete', '--source', source.id], env), failure('Source not found.'));
-  t.same(await gw.app.services.sources.listForChatbot(bot.id), []);
-  t.same((await ok(['retrieve', '--bot', bot.id, '--query', 'shipping'])).results, [], 'its chunks are gone');
 });
 
 t.test('usage errors and bad configuration are one line on stderr with exit 1', async (t) => {

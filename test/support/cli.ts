@@ -22,3 +22,19 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** Runs the CLI and parses its one line of JSON; anything else (exit code, stderr, more lines) throws. */
+export async function runCliJson(args: string[], env: Record<string, string>): Promise<any> {
+  const result = await runCli(args, env);
+  if (result.code !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
+  const lines = result.stdout.split('\n');
+  if (lines.length !== 2 || lines[1] !== '' || result.stderr !== '') {
+    throw new Error(`not one JSON line: ${JSON.stringify(result)}`);
+  }
+  return JSON.parse(lines[0]!);
+}
+
+/** What a failed CLI run looks like: exit 1, nothing on stdout, one line on stderr. */
+export function cliFailure(stderr: string): CliResult {
+  return { code: 1, stdout: '', stderr: `${stderr}\n` };
+}
