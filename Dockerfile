@@ -18,6 +18,7 @@ COPY package.json package-lock.json ./
 # Owned by root and read-only to the process that runs them.
 COPY src/ src/
 COPY bin/ bin/
+COPY web/ web/
 
 USER node
 EXPOSE 8080

@@ -8,6 +8,7 @@
  * once: the figures are the actor layer's own cost (nact, the router's bookkeeping, the behaviour).
  */
 
+import { DEFAULT_SETTINGS } from '../src/chatbots/chatbot-settings.ts';
 import { randomUUID } from 'node:crypto';
 import nact from 'nact';
 import type { Ref } from 'nact';
@@ -73,6 +74,7 @@ const chatbot: Chatbot = {
   created_at: '2026-11-22T00:00:00.000000+00:00',
   system_prompt: 'You are a helpful assistant for this website.',
   fallback_message: "Sorry, I don't have an answer to that right now.",
+  settings: structuredClone(DEFAULT_SETTINGS),
 };
 
 /**
@@ -88,10 +90,13 @@ function instantDeps(): ConversationDeps {
         isNew: false,
         source: 'api',
         takenOverBy: null,
+        escalated: false,
+        createdAt: '2026-11-22T00:00:00.000000+00:00',
         token: 'bench-token',
         history: [],
       }),
-    endTurn: (): Promise<TurnEnd> => Promise.resolve('stored'),
+    endTurn: (): Promise<TurnEnd> =>
+      Promise.resolve({ outcome: 'stored', createdAt: '2026-11-22T00:00:00.000000+00:00', fallbackStreak: 0 }),
     renewLease: (): Promise<boolean> => Promise.resolve(true),
     get: (): Promise<ConversationView> =>
       Promise.resolve({
@@ -113,6 +118,8 @@ function instantDeps(): ConversationDeps {
     quota: quota as unknown as QuotaStore,
     retriever: { retrieve: () => Promise.resolve([]) },
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
+    escalate: () => Promise.resolve(),
+    feed: () => Promise.resolve(),
     events: { emit: () => Promise.resolve() },
     clock: systemClock,
     logger: createLogger('silent'),

@@ -14,6 +14,7 @@ const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([
   ['actors', () => import('./actors-benchmark.ts')],
   ['webhooks', () => import('./webhooks-benchmark.ts')],
   ['retrieval', () => import('./retrieval-benchmark.ts')],
+  ['widget', () => import('./widget-benchmark.ts')],
 ]);
 
 const name = process.argv[2];

@@ -7,6 +7,16 @@ import type { EventSink } from './events/webhook-event.ts';
 import { closeGracefully, createHttpServer, listen } from './http/http-server.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerPublicApi } from './http/public-api.ts';
+import { SocketServer } from './http/socket-server.ts';
+import { WebBundles } from './http/web-bundle.ts';
+import { registerWidgetRoutes } from './http/widget-routes.ts';
+import { WidgetAdapter } from './channels/widget/adapter.ts';
+import { WIDGET_SESSION_TTL_SECONDS, WIDGET_SOCKET_PATH } from './channels/widget/config.ts';
+import { WidgetOutbound } from './channels/widget/outbound.ts';
+import { WidgetSessionStore } from './store/widget-session-store.ts';
+import { AgentHub } from './agents/agent-hub.ts';
+import { AgentSocket } from './agents/agent-socket.ts';
+import { registerAgentRoutes } from './http/agent-routes.ts';
 import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
@@ -22,6 +32,7 @@ export interface App {
   readonly dispatcher: WebhookDispatcher;
   readonly retrieval: Retrieval;
   readonly ingestion: IngestionWorker;
+  readonly sockets: SocketServer;
   stop(): Promise<void>;
 }
 
@@ -79,6 +90,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         retriever: options.retriever ?? retrieval.retriever,
         providers: options.providers ?? createLlmProviders(config),
         events: services.events,
+        escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
+        feed: (chatbotId, sessionId, message) =>
+          services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
         clock,
         logger,
         limits: {
@@ -91,8 +105,45 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     );
     router.start();
     stack.push(() => router.stop());
+    const server = createHttpServer(logger);
+    const sockets = new SocketServer(
+      {
+        maxFrameBytes: 16 * 1024,
+        heartbeatMs: config.SOCKET_HEARTBEAT_MS,
+        sendBufferBytes: config.SOCKET_SEND_BUFFER_BYTES,
+      },
+      logger,
+    );
+    const widgetOutbound = new WidgetOutbound(sockets, services.signals);
+    sockets.route(
+      WIDGET_SOCKET_PATH,
+      new WidgetAdapter({
+        ...services,
+        widgetSessions: new WidgetSessionStore(handle.redis, services.keys, WIDGET_SESSION_TTL_SECONDS),
+        router,
+        outbound: widgetOutbound,
+        logger,
+      }),
+    );
+    const agentHub = new AgentHub({ sockets, chatbots: services.chatbots, logger });
+    sockets.route(
+      '/agents/v1/socket',
+      new AgentSocket({
+        ...services,
+        hub: agentHub,
+        sockets,
+        logger,
+        presenceTtlMs: Math.max(3 * config.SOCKET_HEARTBEAT_MS, 30_000),
+        authTimeoutMs: 10_000,
+      }),
+    );
     await services.signals.subscribe((signal) => {
       if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
+      else if (signal.kind === 'visitor') widgetOutbound.deliver(signal.chatbot_id, signal.session_id, signal.push);
+      else if (signal.kind === 'escalated') {
+        widgetOutbound.deliver(signal.chatbot_id, signal.session_id, { type: 'escalated' });
+        agentHub.onSignal(signal);
+      } else if (signal.kind === 'message') agentHub.onSignal(signal);
       // This process's own index was updated before it announced the change: reloading it again
       // would be work done twice, and could race the write it announces.
       else if (signal.origin !== services.signals.id)
@@ -101,11 +152,16 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         });
     });
     stack.push(() => services.signals.stop());
-    const server = createHttpServer(logger);
     registerHealthRoutes(server, () => redisAnswers(handle));
     registerPublicApi(server, { ...services, router });
+    const bundles = new WebBundles();
+    registerWidgetRoutes(server, { ...services, bundles });
+    registerAgentRoutes(server, services);
+    sockets.attach(server.server);
     const port = await listen(server, config.PORT, config.HOST);
     stack.push(() => closeGracefully(server, options.shutdownGraceMs ?? 10_000));
+    // Sockets close first: an open websocket would hold the HTTP server's close forever.
+    stack.push(() => sockets.close());
     logger.info({ port, host: config.HOST }, 'gateway listening');
     return {
       port,
@@ -114,6 +170,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       dispatcher,
       retrieval,
       ingestion,
+      sockets,
       stop: async () => {
         await unwind();
         logger.info('gateway stopped');

@@ -73,6 +73,8 @@ const schema = z.object({
   WEBHOOK_DESTINATION_CONCURRENCY: positiveInt.default(8),
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt.default(30),
   WEBHOOK_POLL_MS: positiveInt.default(250),
+  SOCKET_HEARTBEAT_MS: positiveInt.default(30_000),
+  SOCKET_SEND_BUFFER_BYTES: positiveInt.default(1024 * 1024),
   TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -17,6 +17,10 @@ import { IngestionQueue } from './store/ingestion-queue.ts';
 import { SignalBus } from './store/signal-bus.ts';
 import { WebhookStore } from './store/webhook-store.ts';
 import { WebhookOutbox } from './webhooks/webhook-outbox.ts';
+import { LeadCapture } from './leads/lead-capture.ts';
+import { AgentPresence } from './store/agent-presence.ts';
+import { AgentStore } from './store/agent-store.ts';
+import { LeadStore } from './store/lead-store.ts';
 import { SourceStore } from './store/source-store.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
@@ -37,6 +41,10 @@ export interface Services {
   events: EventSink;
   ingestion: IngestionQueue;
   intake: SourceIntake;
+  leads: LeadStore;
+  leadCapture: LeadCapture;
+  presence: AgentPresence;
+  agents: AgentStore;
   keys: RedisKeys;
 }
 
@@ -58,6 +66,7 @@ export function createServices(
   const apiKeys = new ApiKeyStore(redis, keys, clock);
   const conversations = new ConversationStore(redis, keys, clock);
   const signals = new SignalBus(redis, keys, logger);
+  const leads = new LeadStore(redis, keys);
   return {
     accounts: new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS)),
     apiKeys,
@@ -77,6 +86,10 @@ export function createServices(
     events,
     ingestion,
     intake: new SourceIntake(sources, ingestion, clock),
+    leads,
+    leadCapture: new LeadCapture({ leads, events, clock }),
+    presence: new AgentPresence(redis, keys, clock),
+    agents: new AgentStore(redis, keys, clock),
     keys,
   };
 }

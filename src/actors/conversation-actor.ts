@@ -1,6 +1,8 @@
 import nact from 'nact';
 import type { ActorContext, Ref } from 'nact';
+import type { EscalationRules } from '../chatbots/chatbot-settings.ts';
 import type { Clock } from '../clock.ts';
+import { asksForHuman, matchesKeyword } from '../conversations/escalation-intent.ts';
 import { sourceOf } from '../conversations/session.ts';
 import { ProviderError, RateLimitError } from '../errors.ts';
 import { conversationStarted, messageReceived, type EventSink } from '../events/webhook-event.ts';
@@ -8,7 +10,7 @@ import type { LlmProviders } from '../llm/llm-providers.ts';
 import type { Logger } from '../logger.ts';
 import { buildPrompt, HISTORY_SIZE } from '../rag/prompt-builder.ts';
 import type { Retriever } from '../rag/retriever.ts';
-import type { ConversationStore } from '../store/conversation-store.ts';
+import type { ConversationStore, StoredMessage } from '../store/conversation-store.ts';
 import type { QuotaStore } from '../store/quota-store.ts';
 import {
   llmDone,
@@ -26,6 +28,10 @@ export interface ConversationDeps {
   retriever: Retriever;
   providers: LlmProviders;
   events: EventSink;
+  /** Tells the owner's agents about a stored message (visitor or AI), wherever they are connected. */
+  feed: (chatbotId: string, sessionId: string, message: StoredMessage) => Promise<void>;
+  /** Escalates a conversation (the event fires the first time only). */
+  escalate: (chatbotId: string, sessionId: string) => Promise<unknown>;
   clock: Clock;
   logger: Logger;
   limits: { rateLimit: number; rateWindowMs: number; leaseMs: number };
@@ -158,11 +164,16 @@ async function beginTurn(
   const now = deps.clock.nowMicros();
   if (start.isNew) await deps.events.emit(conversationStarted(chatbot.id, { ...ids, source: start.source }, now));
   await deps.events.emit(messageReceived(chatbot.id, { ...ids, content, source: start.source }, now));
+  await publish(deps, chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
+  if (!start.escalated && wantsHuman(chatbot.settings.escalation, content)) {
+    await escalate(deps, chatbot.id, sessionId);
+  }
   if (start.takenOverBy) {
     await deps.conversations.endTurn(chatbot.id, sessionId, start.token, null);
     settle(next, { kind: 'silent' });
     return 'next';
   }
+  next.inbound.onTyping?.();
   let prompt;
   try {
     const context = await deps.retriever.retrieve(chatbot.id, content);
@@ -214,10 +225,16 @@ async function finishTurn(
     const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, {
       role: 'assistant',
       content: reply,
+      fallback: reply.trim() === chatbot.fallback_message.trim(),
     });
+    if (end.outcome === 'stored') {
+      await publish(deps, chatbot.id, sessionId, { role: 'assistant', content: reply, created_at: end.createdAt });
+    }
+    const streakRule = chatbot.settings.escalation.fallback_streak;
+    if (streakRule > 0 && end.fallbackStreak >= streakRule) await escalate(deps, chatbot.id, sessionId);
     if (turn.answered) return;
-    if (end === 'stored') turn.waiting.answer({ kind: 'reply', text: reply });
-    else if (end === 'discarded') turn.waiting.answer({ kind: 'silent' });
+    if (end.outcome === 'stored') turn.waiting.answer({ kind: 'reply', text: reply, createdAt: end.createdAt });
+    else if (end.outcome === 'discarded') turn.waiting.answer({ kind: 'silent' });
     else turn.waiting.answer({ kind: 'failed', error: new Error('conversation lease lost during the turn') });
   } catch (error) {
     if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: error as Error });
@@ -236,6 +253,29 @@ async function applyRefresh(deps: ConversationDeps, state: ConversationState): P
   if (view.taken_over_by && !turn.answered) {
     turn.answered = true;
     turn.waiting.answer({ kind: 'silent' });
+  }
+}
+
+/** The owner's rules and smart intent: does this visitor message escalate the conversation? */
+function wantsHuman(rules: EscalationRules, content: string): boolean {
+  return (rules.smart_intent && asksForHuman(content)) || matchesKeyword(content, rules.keywords);
+}
+
+/** Agents' feed is a side effect of the turn: its failure is logged, never the visitor's problem. */
+async function publish(deps: ConversationDeps, chatbotId: string, sessionId: string, message: StoredMessage) {
+  try {
+    await deps.feed(chatbotId, sessionId, message);
+  } catch (error) {
+    deps.logger.error({ err: error, chatbot_id: chatbotId }, 'could not tell agents about a message');
+  }
+}
+
+/** Escalation is a side effect of the turn: its failure is logged, never the visitor's problem. */
+async function escalate(deps: ConversationDeps, chatbotId: string, sessionId: string): Promise<void> {
+  try {
+    await deps.escalate(chatbotId, sessionId);
+  } catch (error) {
+    deps.logger.error({ err: error, chatbot_id: chatbotId }, 'could not escalate a conversation');
   }
 }
 

@@ -7,11 +7,13 @@ export interface InboundMessage {
   sessionId: string;
   content: string;
   channel: Channel;
+  /** Called when the AI starts working on the reply (channels show a typing indicator). */
+  onTyping?: () => void;
 }
 
 /** How a turn ended, as the channel that asked is told. */
 export type TurnOutcome =
-  | { kind: 'reply'; text: string }
+  | { kind: 'reply'; text: string; createdAt: string }
   /** A human agent holds the conversation: the message was stored, the AI stayed silent. */
   | { kind: 'silent' }
   | { kind: 'failed'; error: Error };

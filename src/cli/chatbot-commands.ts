@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { chatbotDetailView } from '../views.ts';
-import { runCommand } from './cli-runtime.ts';
+import type { SettingsPatch } from '../chatbots/chatbot-settings.ts';
+import { CliError, runCommand } from './cli-runtime.ts';
 
 interface CreateOptions {
   user: string;
@@ -11,7 +12,18 @@ interface CreateOptions {
   fallbackMessage?: string;
 }
 
-/** `bot create|pause|resume|delete`. */
+interface ConfigureOptions {
+  bot: string;
+  allowedOrigins?: string;
+  leadFields?: string;
+  cta?: string;
+  escalationRules?: string;
+  title?: string;
+  color?: string;
+  welcomeMessage?: string;
+}
+
+/** `bot create|pause|resume|delete|configure`. */
 export function registerChatbotCommands(program: Command): void {
   const bot = program.command('bot').description('chatbots');
   bot
@@ -54,4 +66,64 @@ export function registerChatbotCommands(program: Command): void {
         return { id: opts.bot, deleted: true };
       }),
     );
+  bot
+    .command('configure')
+    .description('widget, lead form and escalation settings; prints them all (with no option: unchanged)')
+    .requiredOption('--bot <id>', 'chatbot id')
+    .option('--allowed-origins <list>', 'comma-separated origins allowed to embed the widget ("" = any)')
+    .option('--lead-fields <fields>', 'custom lead-form fields: "name:Label[*],…" (* = required) or a JSON array')
+    .option(
+      '--cta <json>',
+      'call-to-action buttons: JSON array of {id,label,action:link|escalate|message,url?,message?}',
+    )
+    .option('--escalation-rules <json>', 'JSON {"smart_intent":bool,"keywords":[…],"fallback_streak":N}')
+    .option('--title <text>', 'widget title (default: the chatbot name)')
+    .option('--color <hex>', 'widget colour, e.g. #2563eb')
+    .option('--welcome-message <text>', 'first message the widget shows')
+    .action((opts: ConfigureOptions) =>
+      runCommand(async (s) => {
+        const settings = await s.chatbots.configure(opts.bot, settingsPatch(opts));
+        return { chatbot_id: opts.bot, ...settings };
+      }),
+    );
+}
+
+function settingsPatch(opts: ConfigureOptions): SettingsPatch {
+  const patch: Record<string, unknown> = {};
+  if (opts.allowedOrigins !== undefined) patch.allowed_origins = list(opts.allowedOrigins);
+  if (opts.leadFields !== undefined) patch.lead_fields = leadFields(opts.leadFields);
+  if (opts.cta !== undefined) patch.ctas = json('--cta', opts.cta);
+  if (opts.escalationRules !== undefined) patch.escalation = json('--escalation-rules', opts.escalationRules);
+  const widget: Record<string, string> = {};
+  if (opts.title !== undefined) widget.title = opts.title;
+  if (opts.color !== undefined) widget.color = opts.color;
+  if (opts.welcomeMessage !== undefined) widget.welcome_message = opts.welcomeMessage;
+  if (Object.keys(widget).length > 0) patch.widget = widget;
+  return patch;
+}
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+/** `company:Company*,size:Team size` or a JSON array of {name,label,required}. */
+function leadFields(value: string): unknown {
+  if (value.trim().startsWith('[')) return json('--lead-fields', value);
+  return list(value).map((entry) => {
+    const [name = '', ...rest] = entry.split(':');
+    const label = rest.join(':').trim() || name;
+    const required = label.endsWith('*');
+    return { name: name.trim(), label: required ? label.slice(0, -1).trim() : label, required };
+  });
+}
+
+function json(option: string, value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    throw new CliError(`${option} must be JSON: ${(error as Error).message}`);
+  }
 }

@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { registerAccountCommands } from './account-commands.ts';
+import { registerAgentCommands } from './agent-commands.ts';
 import { registerChatbotCommands } from './chatbot-commands.ts';
 import { registerConversationCommands } from './conversation-commands.ts';
+import { registerLeadCommands } from './lead-commands.ts';
 import { registerSourceCommands } from './source-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 
@@ -18,6 +20,8 @@ export function buildProgram(): Command {
   registerSourceCommands(program);
   registerConversationCommands(program);
   registerWebhookCommands(program);
+  registerLeadCommands(program);
+  registerAgentCommands(program);
   return program;
 }
 

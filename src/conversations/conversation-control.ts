@@ -5,6 +5,7 @@ import type {
   ConversationTranscript,
   ConversationView,
   EscalationResult,
+  StoredMessage,
 } from '../store/conversation-store.ts';
 import type { SignalBus } from '../store/signal-bus.ts';
 import { escalationChannel } from './session.ts';
@@ -29,18 +30,38 @@ export class ConversationControl {
 
   async takeOver(chatbotId: string, sessionId: string, agent: string): Promise<ConversationView> {
     const view = await this.conversations.takeOver(chatbotId, sessionId, agent);
-    await this.signal(chatbotId, sessionId);
+    await this.signal(view);
     return view;
   }
 
   async release(chatbotId: string, sessionId: string, agent = ''): Promise<ConversationView> {
     const view = await this.conversations.release(chatbotId, sessionId, agent);
-    await this.signal(chatbotId, sessionId);
+    await this.signal(view);
     return view;
   }
 
-  async escalate(chatbotId: string, sessionId: string): Promise<EscalationResult> {
-    const result = await this.conversations.escalate(chatbotId, sessionId);
+  /**
+   * A human agent's reply: stored as role `agent` (the agent must hold the conversation), then sent to
+   * the visitor's channel and to the owner's agents, wherever their sockets are.
+   */
+  async reply(chatbotId: string, sessionId: string, agent: string, content: string): Promise<StoredMessage> {
+    const message = await this.conversations.appendAgentReply(chatbotId, sessionId, agent, content);
+    await this.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message });
+    await this.signals.publish({
+      kind: 'visitor',
+      chatbot_id: chatbotId,
+      session_id: sessionId,
+      push: { type: 'message', role: 'agent', content, created_at: message.created_at },
+    });
+    return message;
+  }
+
+  /**
+   * Flags the conversation as needing a human. `create` (channels, not the operator) escalates a
+   * conversation whose visitor has not written yet.
+   */
+  async escalate(chatbotId: string, sessionId: string, create?: { source: string }): Promise<EscalationResult> {
+    const result = await this.conversations.escalate(chatbotId, sessionId, create);
     if (result.first) {
       const channel = escalationChannel(sessionId);
       await this.events.emit(
@@ -56,7 +77,12 @@ export class ConversationControl {
           this.clock.nowMicros(),
         ),
       );
-      await this.signal(chatbotId, sessionId);
+      await this.signals.publish({
+        kind: 'escalated',
+        chatbot_id: chatbotId,
+        session_id: sessionId,
+        escalated_at: result.escalatedAt,
+      });
     }
     return result;
   }
@@ -65,7 +91,12 @@ export class ConversationControl {
     return this.conversations.transcript(chatbotId, sessionId);
   }
 
-  private signal(chatbotId: string, sessionId: string): Promise<void> {
-    return this.signals.publish({ kind: 'conversation', chatbot_id: chatbotId, session_id: sessionId });
+  private signal(view: ConversationView): Promise<void> {
+    return this.signals.publish({
+      kind: 'conversation',
+      chatbot_id: view.chatbot_id,
+      session_id: view.session_id,
+      taken_over_by: view.taken_over_by,
+    });
   }
 }

@@ -48,3 +48,12 @@ export function conversationEscalated(
 ): WebhookEvent {
   return { event: 'conversation.escalated', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
 }
+
+/** `lead.captured` */
+export function leadCaptured(
+  chatbotId: string,
+  data: { lead_id: string; name: string; email: string; phone: string; custom_data: Record<string, string> },
+  atMicros: number,
+): WebhookEvent {
+  return { event: 'lead.captured', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
+}

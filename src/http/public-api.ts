@@ -1,5 +1,6 @@
 import type { Request, Response, Server } from 'restify';
 import type { ConversationRouter } from '../actors/conversation-router.ts';
+import { checkMessageText } from '../conversations/message-text.ts';
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
@@ -7,6 +8,7 @@ import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { RequestGate } from '../store/request-gate.ts';
 import type { SourceStore } from '../store/source-store.ts';
 import { apiAuth, type AuthenticatedRequest } from './api-auth.ts';
+import { isUuid } from '../uuid.ts';
 import { jsonBody, type JsonRequest } from './json-body.ts';
 import { chatbotDetailView, chatbotListView, sourceView } from '../views.ts';
 
@@ -18,11 +20,6 @@ export interface PublicApiDeps {
   router: ConversationRouter;
 }
 
-/** DESIGN.md: at most 4,000 characters. */
-export const MAX_MESSAGE_CHARS = 4000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The public REST API under /api/v1 (SPEC's endpoints). */
 export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
   const auth = apiAuth(deps.gate);
@@ -30,7 +27,7 @@ export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
   // A non-UUID id is not found, exactly like an unknown or foreign one.
   const ownedChatbot = (req: Request) => {
     const id = String((req.params as Record<string, unknown>).chatbot_id);
-    if (!UUID.test(id)) throw new NotFoundError('Chatbot not found.');
+    if (!isUuid(id)) throw new NotFoundError('Chatbot not found.');
     return deps.chatbots.getOwned((req as AuthenticatedRequest).userId, id.toLowerCase());
   };
 
@@ -60,7 +57,7 @@ export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
     jsonBody(),
     async (req: Request, res: Response) => {
       const { chatbot, body, userId } = req as ChatRequest;
-      const message = checkMessage(body.message);
+      const message = checkMessageText(body.message, 'message');
       const sessionId = body.session_id === undefined ? `api-${userId}` : checkSessionId(body.session_id);
       if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
       const outcome = await deps.router.send({ chatbot, sessionId, content: message, channel: 'api' });
@@ -73,14 +70,4 @@ export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
 interface ChatRequest extends JsonRequest {
   userId: string;
   chatbot: Chatbot;
-}
-
-function checkMessage(value: unknown): string {
-  if (value === undefined || value === null) throw new ValidationError('message is required.');
-  if (typeof value !== 'string') throw new ValidationError('message must be a string.');
-  if (value.trim().length === 0) throw new ValidationError('message must not be empty.');
-  if ([...value].length > MAX_MESSAGE_CHARS) {
-    throw new ValidationError(`message must be at most ${MAX_MESSAGE_CHARS} characters.`);
-  }
-  return value;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { applySettingsPatch, parseSettings, type ChatbotSettings } from '../chatbots/chatbot-settings.ts';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
@@ -22,6 +23,7 @@ export interface Chatbot {
   created_at: string;
   system_prompt: string;
   fallback_message: string;
+  settings: ChatbotSettings;
 }
 
 /** What an owner supplies when creating a chatbot. */
@@ -51,6 +53,16 @@ while redis.call('SADD', KEYS[1], slug) == 0 do
   slug = ARGV[1] .. '-' .. n
 end
 return slug
+`);
+
+// KEYS: chatbot. ARGV: settings JSON read before the change, new settings JSON. Compare-and-set, so
+// two concurrent changes never lose one another: the loser reads again and reapplies its patch.
+const SWAP_SETTINGS = new LuaScript(`
+if redis.call('HGET', KEYS[1], 'deleted') ~= '0' then return -1 end
+local current = redis.call('HGET', KEYS[1], 'settings') or ''
+if current ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'settings', ARGV[2])
+return 1
 `);
 
 /** Chatbots: creation with a unique per-owner slug, reads that hide soft-deleted rows, pause, delete. */
@@ -126,6 +138,22 @@ export class ChatbotStore {
     return this.get(chatbotId);
   }
 
+  /** Changes some of the chatbot's widget, lead-form and escalation settings; returns them all. */
+  async configure(chatbotId: string, patch: unknown): Promise<ChatbotSettings> {
+    for (;;) {
+      const stored = (await this.redis.hGet(this.keys.chatbot(chatbotId), 'settings')) ?? '';
+      const current = parseSettings(stored || undefined);
+      const next = applySettingsPatch(current, patch);
+      const swapped = await SWAP_SETTINGS.run(
+        this.redis,
+        [this.keys.chatbot(chatbotId)],
+        [stored, JSON.stringify(next)],
+      );
+      if (swapped === -1) throw new NotFoundError('Chatbot not found.');
+      if (swapped === 1) return next;
+    }
+  }
+
   /** Soft delete: the record stays for the audit trail; reads, the listing and the slug let go of it. */
   async softDelete(chatbotId: string): Promise<void> {
     const chatbot = await this.get(chatbotId);
@@ -154,5 +182,6 @@ function toChatbot(row: Record<string, string>): Chatbot {
     created_at: formatTimestamp(Number(row.created_at)),
     system_prompt: row.system_prompt!,
     fallback_message: row.fallback_message!,
+    settings: parseSettings(row.settings),
   };
 }

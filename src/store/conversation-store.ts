@@ -26,6 +26,12 @@ export interface ConversationView {
   taken_over_by: string | null;
 }
 
+/** When a conversation last moved, and its last message. */
+export interface ConversationActivity {
+  last_message: StoredMessage | null;
+  last_activity_at: string;
+}
+
 /** A conversation with its transcript (`conversation show`). */
 export interface ConversationTranscript extends ConversationView {
   messages: StoredMessage[];
@@ -41,6 +47,9 @@ export type TurnStart =
       isNew: boolean;
       source: string;
       takenOverBy: string | null;
+      escalated: boolean;
+      /** When the user message was stored. */
+      createdAt: string;
       /** The lease token; the turn's later writes are fenced by it. */
       token: string;
       /** Up to `historySize` messages before the new one, oldest first. */
@@ -48,7 +57,15 @@ export type TurnStart =
     };
 
 /** What became of a reply at the end of a turn. */
-export type TurnEnd = 'stored' | 'discarded' | 'lost-lease';
+export type TurnOutcomeInStore = 'stored' | 'discarded' | 'lost-lease';
+
+/** The end of a turn: what became of the reply, when it was stored, and the fallback streak. */
+export interface TurnEnd {
+  outcome: TurnOutcomeInStore;
+  createdAt: string;
+  /** Consecutive fallback replies, this one included (0 when the reply was not the fallback). */
+  fallbackStreak: number;
+}
 
 /** Limits a turn is checked against. */
 export interface TurnLimits {
@@ -64,12 +81,20 @@ interface RawMessage {
   at: number;
 }
 
+// The one definition of a new conversation record, shared by the scripts that may create one.
+const CREATE_CONVERSATION = `
+local function create_conversation(meta, ids, id, chatbot, session, source, now)
+  redis.call('HSET', meta, 'id', id, 'chatbot_id', chatbot, 'session_id', session, 'source', source,
+    'created_at', now, 'escalated_at', '', 'taken_over_by', '', 'message_count', 0)
+  redis.call('HSET', ids, id, session)
+end`;
+
 // KEYS: meta, lease, messages, rate window, conversation index, id index.
 // ARGV: session, new conversation id, source, chatbot, now µs, user message JSON, rate limit,
 //       window µs, lease ms, history size, nonce, process id.
 // One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, and
 // the user message appended, so a turn starts with one round trip and nothing half-written.
-const BEGIN_TURN = new LuaScript(`
+const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'leased'} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -78,13 +103,12 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
 if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[7]) then return {'rate-limited'} end
 redis.call('ZADD', KEYS[4], now, now .. ':' .. ARGV[11])
 redis.call('PEXPIRE', KEYS[4], math.ceil(window / 1000))
-local isNew = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  isNew = 1
-  redis.call('HSET', KEYS[1], 'id', ARGV[2], 'chatbot_id', ARGV[4], 'session_id', ARGV[1],
-    'source', ARGV[3], 'created_at', ARGV[5], 'escalated_at', '', 'taken_over_by', '', 'message_count', 0)
-  redis.call('HSET', KEYS[6], ARGV[2], ARGV[1])
+  create_conversation(KEYS[1], KEYS[6], ARGV[2], ARGV[4], ARGV[1], ARGV[3], ARGV[5])
 end
+-- New means no message yet: a conversation escalated before its first message starts with that message.
+local isNew = 0
+if redis.call('HGET', KEYS[1], 'message_count') == '0' then isNew = 1 end
 local token = ARGV[12] .. ':' .. redis.call('HINCRBY', KEYS[1], 'fence', 1)
 redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
 local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
@@ -92,12 +116,13 @@ redis.call('RPUSH', KEYS[3], ARGV[6])
 redis.call('HINCRBY', KEYS[1], 'message_count', 1)
 redis.call('HSET', KEYS[1], 'last_message_at', ARGV[5])
 redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
-local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by')
-return {'started', meta[1], isNew, meta[2], meta[3], token, history}
+local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at')
+return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4]}
 `);
 
 // KEYS: meta, lease, messages, discarded, conversation index.
-// ARGV: token, reply JSON ('' when the turn ends without one), now µs.
+// ARGV: token, reply JSON ('' when the turn ends without one), now µs, '1' when the reply is the
+// fallback message. Returns {outcome, consecutive fallback replies}.
 // The takeover check happens here, atomically with the append: the AI never answers a conversation
 // that a human holds, whatever any process's memory says.
 const END_TURN = new LuaScript(`
@@ -107,18 +132,24 @@ if redis.call('GET', KEYS[2]) ~= ARGV[1] then
 elseif ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'taken_over_by') ~= '' then
   outcome = 'discarded'
 end
+local streak = 0
 if ARGV[2] ~= '' then
   if outcome == 'stored' then
     redis.call('RPUSH', KEYS[3], ARGV[2])
     redis.call('HINCRBY', KEYS[1], 'message_count', 1)
     redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
     redis.call('ZADD', KEYS[5], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+    if ARGV[4] == '1' then
+      streak = redis.call('HINCRBY', KEYS[1], 'fallback_streak', 1)
+    else
+      redis.call('HSET', KEYS[1], 'fallback_streak', 0)
+    end
   else
     redis.call('RPUSH', KEYS[4], ARGV[2])
   end
 end
 if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
-return outcome
+return {outcome, streak}
 `);
 
 // KEYS: lease. ARGV: token, lease ms.
@@ -146,13 +177,35 @@ redis.call('HSET', KEYS[1], 'taken_over_by', '', 'taken_over_at', '')
 return 'ok'
 `);
 
-// KEYS: meta. ARGV: now µs. Returns 'missing', {'already', at} or {'escalated', at, message_count}.
-const ESCALATE = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+// KEYS: meta, conversation index, id index. ARGV: now µs, and to create a missing conversation
+// (a visitor asking for a human before saying anything): new id, chatbot, session, source.
+// Returns 'missing', {'already', at} or {'escalated', at, message_count}.
+const ESCALATE = new LuaScript(`${CREATE_CONVERSATION}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if ARGV[2] == '' then return 'missing' end
+  create_conversation(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[1])
+  redis.call('HSET', KEYS[1], 'last_message_at', ARGV[1])
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[4])
+end
 local at = redis.call('HGET', KEYS[1], 'escalated_at')
 if at ~= '' then return {'already', at} end
 redis.call('HSET', KEYS[1], 'escalated_at', ARGV[1])
 return {'escalated', ARGV[1], redis.call('HGET', KEYS[1], 'message_count')}
+`);
+
+// KEYS: meta, messages, conversation index. ARGV: agent, message JSON, now µs.
+// An agent writes only into a conversation it holds; no lease is needed, since END_TURN discards the
+// AI's reply to a held conversation.
+const APPEND_AGENT = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
+if holder == '' then return 'not-held' end
+if holder ~= ARGV[1] then return {'held', holder} end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'message_count', 1)
+redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+return 'ok'
 `);
 
 /** The outcome of an escalation request. */
@@ -216,7 +269,7 @@ export class ConversationStore {
     )) as [string, ...unknown[]];
     if (reply[0] === 'leased') return { kind: 'leased' };
     if (reply[0] === 'rate-limited') return { kind: 'rate-limited' };
-    const [, id, isNew, source, takenOverBy, token, history] = reply as [
+    const [, id, isNew, source, takenOverBy, token, history, escalatedAt] = reply as [
       string,
       string,
       number,
@@ -224,6 +277,7 @@ export class ConversationStore {
       string,
       string,
       string[],
+      string,
     ];
     return {
       kind: 'started',
@@ -231,6 +285,8 @@ export class ConversationStore {
       isNew: isNew === 1,
       source,
       takenOverBy: takenOverBy || null,
+      escalated: escalatedAt !== '',
+      createdAt: formatTimestamp(now),
       token,
       history: history.map(parseMessage),
     };
@@ -244,11 +300,13 @@ export class ConversationStore {
     chatbotId: string,
     sessionId: string,
     token: string,
-    reply: { role: MessageRole; content: string } | null,
+    reply: { role: MessageRole; content: string; fallback?: boolean } | null,
   ): Promise<TurnEnd> {
     const now = this.clock.nowMicros();
-    const json = reply ? JSON.stringify({ ...reply, at: now } satisfies RawMessage) : '';
-    return (await END_TURN.run(
+    const json = reply
+      ? JSON.stringify({ role: reply.role, content: reply.content, at: now } satisfies RawMessage)
+      : '';
+    const [outcome, streak] = (await END_TURN.run(
       this.redis,
       [
         this.keys.conversation(chatbotId, sessionId),
@@ -257,8 +315,9 @@ export class ConversationStore {
         this.keys.conversationDiscarded(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
       ],
-      [token, json, now],
-    )) as TurnEnd;
+      [token, json, now, reply?.fallback ? '1' : '0'],
+    )) as [TurnOutcomeInStore, number];
+    return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
   }
 
   /** Extends a held lease; false when it is no longer ours. */
@@ -289,12 +348,61 @@ export class ConversationStore {
     return this.get(chatbotId, sessionId);
   }
 
-  /** Flags the conversation as needing a human; only the first call is `first`. */
-  async escalate(chatbotId: string, sessionId: string): Promise<EscalationResult> {
+  /** Stores a human agent's reply; the agent must hold the conversation. */
+  async appendAgentReply(chatbotId: string, sessionId: string, agent: string, content: string): Promise<StoredMessage> {
+    const now = this.clock.nowMicros();
+    const reply = await APPEND_AGENT.run(
+      this.redis,
+      [
+        this.keys.conversation(chatbotId, sessionId),
+        this.keys.conversationMessages(chatbotId, sessionId),
+        this.keys.conversationsOf(chatbotId),
+      ],
+      [agent, JSON.stringify({ role: 'agent', content, at: now } satisfies RawMessage), now],
+    );
+    if (reply === 'not-held') throw new ConflictError('Take over the conversation before replying.');
+    this.checkHold(reply);
+    return { role: 'agent', content, created_at: formatTimestamp(now) };
+  }
+
+  /**
+   * The chatbot's conversations with the newest activity first, at most `limit`, each with its last
+   * message.
+   */
+  async recent(chatbotId: string, limit: number): Promise<Array<ConversationView & ConversationActivity>> {
+    const sessions = await this.redis.zRangeWithScores(this.keys.conversationsOf(chatbotId), 0, limit - 1, {
+      REV: true,
+    });
+    const rows = await Promise.all(
+      sessions.map(async ({ value: sessionId, score }) => {
+        const [meta, last] = await Promise.all([
+          this.redis.hGetAll(this.keys.conversation(chatbotId, sessionId)),
+          this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), -1, -1),
+        ]);
+        if (!meta.id) return undefined;
+        const activity: ConversationActivity = {
+          last_message: last[0] ? parseMessage(last[0]) : null,
+          last_activity_at: formatTimestamp(score),
+        };
+        return { ...toView(meta), ...activity };
+      }),
+    );
+    return rows.filter((row) => row !== undefined);
+  }
+
+  /**
+   * Flags the conversation as needing a human; only the first call is `first`. With `create`, a
+   * conversation without messages yet is created (its first message will still start it).
+   */
+  async escalate(chatbotId: string, sessionId: string, create?: { source: string }): Promise<EscalationResult> {
     const reply = await ESCALATE.run(
       this.redis,
-      [this.keys.conversation(chatbotId, sessionId)],
-      [this.clock.nowMicros()],
+      [
+        this.keys.conversation(chatbotId, sessionId),
+        this.keys.conversationsOf(chatbotId),
+        this.keys.conversationIds(chatbotId),
+      ],
+      [this.clock.nowMicros(), create ? randomUUID() : '', chatbotId, sessionId, create?.source ?? ''],
     );
     if (reply === 'missing') throw new NotFoundError('Conversation not found.');
     const [kind, at, count] = reply as [string, string, string?];
@@ -303,6 +411,10 @@ export class ConversationStore {
     return kind === 'escalated'
       ? { first: true, escalatedAt, messageCount: Number(count), conversation }
       : { first: false, escalatedAt, conversation };
+  }
+
+  async exists(chatbotId: string, sessionId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.conversation(chatbotId, sessionId))) === 1;
   }
 
   async get(chatbotId: string, sessionId: string): Promise<ConversationView> {
@@ -315,6 +427,12 @@ export class ConversationStore {
     const view = await this.get(chatbotId, sessionId);
     const raw = await this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), 0, -1);
     return { ...view, messages: raw.map(parseMessage) };
+  }
+
+  /** The newest `limit` messages, oldest first; none when the conversation does not exist yet. */
+  async recentMessages(chatbotId: string, sessionId: string, limit: number): Promise<StoredMessage[]> {
+    const raw = await this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), -limit, -1);
+    return raw.map(parseMessage);
   }
 
   /** Replies that were produced but never delivered (a human took over, or the lease was lost). */

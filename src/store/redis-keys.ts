@@ -68,6 +68,32 @@ export class RedisKeys {
   conversationIds(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:conv-ids`;
   }
+  /** Widget sessions handed out and not yet used (so a reconnect can resume them). */
+  widgetSession(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:widget-session:${sessionId}`;
+  }
+  leadsOf(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:leads`;
+  }
+  lead(chatbotId: string, leadId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:lead:${leadId}`;
+  }
+  agentsOf(userId: string): string {
+    return `${this.prefix}{u:${userId}}:agents`;
+  }
+  agent(userId: string, agentId: string): string {
+    return `${this.prefix}{u:${userId}}:agent:${agentId}`;
+  }
+  agentOwner(agentId: string): string {
+    return `${this.prefix}agent-owner:${agentId}`;
+  }
+  agentByHash(sha256Hex: string): string {
+    return `${this.prefix}agent-token:${sha256Hex}`;
+  }
+  /** Agent connections online for an owner, scored by when each stops counting (ms). */
+  agentsOnline(userId: string): string {
+    return `${this.prefix}{u:${userId}}:agents-online`;
+  }
   webhooksOf(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:webhooks`;
   }

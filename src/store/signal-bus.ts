@@ -1,11 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.ts';
+import type { StoredMessage } from './conversation-store.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
+/** Something for the visitor's open widget sockets, wherever they are connected. */
+export type VisitorPush =
+  | { type: 'message'; role: 'assistant' | 'agent'; content: string; created_at: string }
+  | { type: 'typing' }
+  | { type: 'escalated' };
+
 /** A change that live actors or sockets in any gateway process may need to hear about. */
 export type Signal =
-  | { kind: 'conversation'; chatbot_id: string; session_id: string }
+  /** Takeover or release changed the conversation in Redis: its live actor reloads it, agents hear of it. */
+  | { kind: 'conversation'; chatbot_id: string; session_id: string; taken_over_by: string | null }
+  /** A message was stored (visitor, AI or agent): agents of the chatbot's owner see it. */
+  | { kind: 'message'; chatbot_id: string; session_id: string; message: StoredMessage }
+  /** The conversation was escalated for the first time: agents and the visitor's sockets hear of it. */
+  | { kind: 'escalated'; chatbot_id: string; session_id: string; escalated_at: string }
+  | { kind: 'visitor'; chatbot_id: string; session_id: string; push: VisitorPush }
   /** A source's chunks were written or removed: in-process search indexes reload them. */
   | { kind: 'source-chunks'; chatbot_id: string; source_id: string };
 

@@ -1,0 +1,61 @@
+import type { WebSocket } from 'ws';
+import type { SocketServer } from '../http/socket-server.ts';
+import type { Logger } from '../logger.ts';
+import type { ChatbotStore } from '../store/chatbot-store.ts';
+import type { ReceivedSignal } from '../store/signal-bus.ts';
+
+/** Frames pushed to agents (DESIGN.md's protocol). */
+export type AgentPush =
+  | { type: 'message'; chatbot_id: string; session_id: string; role: string; content: string; created_at: string }
+  | { type: 'escalated'; chatbot_id: string; session_id: string; escalated_at: string };
+
+/**
+ * The authenticated agent sockets of this process, by owner, and the pushes they receive: every
+ * stored message and every escalation of the owner's chatbots, whichever process it happened in
+ * (they arrive as Redis pub/sub signals). An agent never sees another owner's conversations.
+ */
+export class AgentHub {
+  private readonly sockets: SocketServer;
+  private readonly chatbots: ChatbotStore;
+  private readonly logger: Logger;
+  private readonly byOwner = new Map<string, Set<WebSocket>>();
+  /** Signals are handled one at a time, so pushes keep the order their signals arrived in. */
+  private queue = Promise.resolve();
+
+  constructor(deps: { sockets: SocketServer; chatbots: ChatbotStore; logger: Logger }) {
+    this.sockets = deps.sockets;
+    this.chatbots = deps.chatbots;
+    this.logger = deps.logger;
+  }
+
+  add(userId: string, socket: WebSocket): void {
+    let set = this.byOwner.get(userId);
+    if (!set) this.byOwner.set(userId, (set = new Set()));
+    set.add(socket);
+    socket.once('close', () => {
+      set.delete(socket);
+      if (set.size === 0 && this.byOwner.get(userId) === set) this.byOwner.delete(userId);
+    });
+  }
+
+  /** A signal from any process: pushes it to the agents of the chatbot's owner connected here. */
+  onSignal(signal: ReceivedSignal): void {
+    if (signal.kind !== 'message' && signal.kind !== 'escalated') return;
+    if (this.byOwner.size === 0) return;
+    this.queue = this.queue
+      .then(async () => {
+        const push: AgentPush =
+          signal.kind === 'message'
+            ? { type: 'message', chatbot_id: signal.chatbot_id, session_id: signal.session_id, ...signal.message }
+            : {
+                type: 'escalated',
+                chatbot_id: signal.chatbot_id,
+                session_id: signal.session_id,
+                escalated_at: signal.escalated_at,
+              };
+        const owner = (await this.chatbots.get(signal.chatbot_id)).user_id;
+        for (const socket of this.byOwner.get(owner) ?? []) this.sockets.send(socket, push);
+      })
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not push to agents'));
+  }
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import type { RawData, WebSocket } from 'ws';
+import type { ConversationControl } from '../conversations/conversation-control.ts';
+import { DomainError, ValidationError } from '../errors.ts';
+import { readFrameObject } from '../http/socket-frame.ts';
+import type { Refusal, SocketRoute, SocketServer } from '../http/socket-server.ts';
+import type { Logger } from '../logger.ts';
+import type { AgentPresence } from '../store/agent-presence.ts';
+import type { Agent, AgentStore } from '../store/agent-store.ts';
+import type { ChatbotStore } from '../store/chatbot-store.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import { parseAgentFrame, refOf, type AgentCommand, type Ref } from './agent-frames.ts';
+import type { AgentHub } from './agent-hub.ts';
+
+/** What the agent socket works with. */
+export interface AgentSocketDeps {
+  agents: AgentStore;
+  chatbots: ChatbotStore;
+  conversations: ConversationStore;
+  control: ConversationControl;
+  presence: AgentPresence;
+  hub: AgentHub;
+  sockets: SocketServer;
+  logger: Logger;
+  /** How long a connection counts as online without being renewed (renewed at a third of it). */
+  presenceTtlMs: number;
+  /** How long a socket may stay open without authenticating. */
+  authTimeoutMs: number;
+}
+
+/** Conversations listed per chatbot at sign-in, and in all. */
+const PER_CHATBOT = 100;
+const LISTED = 200;
+/** A conversation counts as live this long after its last activity (escalated or held ones always do). */
+const LIVE_MS = 24 * 3600 * 1000;
+
+const UNAUTHORIZED = 4401;
+
+/**
+ * The agents' socket (`/agents/v1/socket`): an auth frame first (else an error frame and close 4401),
+ * then the owner's live and escalated conversations, pushed messages and escalations, and the
+ * takeover, reply and release commands, each answered with `ok` or an error frame carrying its `ref`.
+ */
+export class AgentSocket implements SocketRoute {
+  private readonly deps: AgentSocketDeps;
+
+  constructor(deps: AgentSocketDeps) {
+    this.deps = deps;
+  }
+
+  admit(): Promise<Refusal | ((socket: WebSocket) => void)> {
+    return Promise.resolve((socket: WebSocket) => this.open(socket));
+  }
+
+  private open(socket: WebSocket): void {
+    let agent: Agent | undefined;
+    let intake = Promise.resolve();
+    const timer = setTimeout(() => this.refuse(socket, 'Authentication timed out.'), this.deps.authTimeoutMs);
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      intake = intake.then(async () => {
+        let ref: Ref = null;
+        try {
+          const fields = readFrameObject(data, isBinary);
+          ref = refOf(fields);
+          const command = parseAgentFrame(fields);
+          if (!agent) {
+            clearTimeout(timer);
+            agent = await this.authenticate(socket, command);
+          } else {
+            await this.command(socket, agent, command);
+          }
+        } catch (error) {
+          this.fail(socket, error, ref);
+          if (!agent) this.refuse(socket);
+        }
+      });
+    });
+    socket.once('close', () => clearTimeout(timer));
+  }
+
+  private async authenticate(socket: WebSocket, command: AgentCommand): Promise<Agent | undefined> {
+    if (command.kind !== 'auth') return void this.refuse(socket, 'Authenticate first.');
+    const agent = await this.deps.agents.authenticate(command.token);
+    if (!agent) return void this.refuse(socket, 'Invalid agent token.');
+    this.deps.hub.add(agent.user_id, socket);
+    this.stayOnline(socket, agent);
+    this.deps.sockets.send(socket, { type: 'authenticated' });
+    this.deps.sockets.send(socket, { type: 'conversations', items: await this.listing(agent.user_id) });
+    return agent;
+  }
+
+  private async command(socket: WebSocket, agent: Agent, command: AgentCommand): Promise<void> {
+    if (command.kind === 'auth') throw new ValidationError('Already authenticated.');
+    // A revoked agent is cut off at its next command.
+    if (!(await this.deps.agents.isActive(agent))) return this.refuse(socket, 'Invalid agent token.');
+    const chatbot = await this.deps.chatbots.getOwned(agent.user_id, command.chatbotId);
+    const control = this.deps.control;
+    if (command.kind === 'takeover') await control.takeOver(chatbot.id, command.sessionId, agent.name);
+    else if (command.kind === 'release') await control.release(chatbot.id, command.sessionId, agent.name);
+    else if (command.kind === 'reply') await control.reply(chatbot.id, command.sessionId, agent.name, command.content);
+    this.deps.sockets.send(socket, { type: 'ok', ref: command.ref });
+  }
+
+  /** Live (active in the last day) and escalated or held conversations, newest activity first. */
+  private async listing(userId: string) {
+    const chatbots = await this.deps.chatbots.listForUser(userId);
+    const since = Date.now() - LIVE_MS;
+    const rows = (
+      await Promise.all(chatbots.map((chatbot) => this.deps.conversations.recent(chatbot.id, PER_CHATBOT)))
+    ).flat();
+    return rows
+      .filter((row) => row.escalated_at || row.taken_over_by || Date.parse(row.last_activity_at) >= since)
+      .sort((a, b) => b.last_activity_at.localeCompare(a.last_activity_at))
+      .slice(0, LISTED)
+      .map(({ chatbot_id, session_id, source, escalated_at, taken_over_by, last_message }) => ({
+        chatbot_id,
+        session_id,
+        source,
+        escalated_at,
+        taken_over_by,
+        last_message,
+      }));
+  }
+
+  /** Counts the connection as an online agent of its owner while it is open. */
+  private stayOnline(socket: WebSocket, agent: Agent): void {
+    const id = randomUUID();
+    const { presence, presenceTtlMs, logger } = this.deps;
+    const enter = () =>
+      presence
+        .enter(agent.user_id, id, presenceTtlMs)
+        .catch((error: unknown) => logger.warn({ err: error }, 'presence'));
+    void enter();
+    const renew = setInterval(() => void enter(), presenceTtlMs / 3);
+    renew.unref();
+    socket.once('close', () => {
+      clearInterval(renew);
+      presence.leave(agent.user_id, id).catch((error: unknown) => logger.warn({ err: error }, 'presence'));
+    });
+  }
+
+  private fail(socket: WebSocket, error: unknown, ref: Ref): void {
+    if (!(error instanceof DomainError)) this.deps.logger.error({ err: error }, 'agent frame failed');
+    const detail = error instanceof DomainError ? error.detail : 'Internal server error.';
+    this.deps.sockets.send(socket, { type: 'error', detail, ref });
+  }
+
+  private refuse(socket: WebSocket, detail?: string): void {
+    if (detail) this.deps.sockets.send(socket, { type: 'error', detail });
+    socket.close(UNAUTHORIZED, 'unauthorized');
+  }
+}

@@ -1,0 +1,147 @@
+import type { IncomingMessage } from 'node:http';
+import type { RawData, WebSocket } from 'ws';
+import type { ConversationRouter } from '../../actors/conversation-router.ts';
+import type { ConversationControl } from '../../conversations/conversation-control.ts';
+import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
+import type { SocketRoute, Refusal } from '../../http/socket-server.ts';
+import { readFrameObject } from '../../http/socket-frame.ts';
+import { isUuid } from '../../uuid.ts';
+import type { LeadCapture, LeadInput } from '../../leads/lead-capture.ts';
+import type { Logger } from '../../logger.ts';
+import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
+import type { ConversationStore } from '../../store/conversation-store.ts';
+import type { WidgetSessionStore } from '../../store/widget-session-store.ts';
+import { isWidgetSessionId, READY_HISTORY_LIMIT } from './config.ts';
+import { parseWidgetFrame } from './inbound.ts';
+import type { WidgetOutbound } from './outbound.ts';
+
+/** What the widget channel works with. */
+export interface WidgetDeps {
+  chatbots: ChatbotStore;
+  conversations: ConversationStore;
+  control: ConversationControl;
+  leadCapture: LeadCapture;
+  widgetSessions: WidgetSessionStore;
+  router: ConversationRouter;
+  outbound: WidgetOutbound;
+  logger: Logger;
+}
+
+/** One visitor socket. Its frames are taken in one at a time, in the order they arrived. */
+interface Visitor {
+  socket: WebSocket;
+  chatbotId: string;
+  sessionId: string;
+  intake: Promise<void>;
+}
+
+/**
+ * The website widget channel (`/widget/v1/socket`): admits a socket for a chatbot and origin,
+ * resumes or starts its `embed-` session, and turns visitor frames into conversation messages,
+ * escalations and leads. Replies reach the visitor's sockets through `WidgetOutbound`.
+ */
+export class WidgetAdapter implements SocketRoute {
+  private readonly deps: WidgetDeps;
+
+  constructor(deps: WidgetDeps) {
+    this.deps = deps;
+  }
+
+  async admit(req: IncomingMessage, url: URL): Promise<Refusal | ((socket: WebSocket) => void)> {
+    const chatbotId = (url.searchParams.get('chatbot_id') ?? '').toLowerCase();
+    if (!isUuid(chatbotId)) return { status: 404, detail: 'Chatbot not found.' };
+    let chatbot: Chatbot;
+    try {
+      chatbot = await this.deps.chatbots.get(chatbotId);
+    } catch (error) {
+      if (error instanceof NotFoundError) return { status: 404, detail: error.detail };
+      throw error;
+    }
+    const allowed = chatbot.settings.allowed_origins;
+    if (allowed.length > 0 && !allowed.includes(req.headers.origin ?? '')) {
+      return { status: 403, detail: 'Origin not allowed.' };
+    }
+    const sessionId = await this.session(chatbotId, url.searchParams.get('session_id'));
+    return (socket) => this.open({ socket, chatbotId, sessionId, intake: Promise.resolve() });
+  }
+
+  private async session(chatbotId: string, given: string | null): Promise<string> {
+    if (isWidgetSessionId(given) && (await this.deps.widgetSessions.known(chatbotId, given))) return given;
+    return this.deps.widgetSessions.issue(chatbotId);
+  }
+
+  private open(visitor: Visitor): void {
+    const { socket, chatbotId, sessionId } = visitor;
+    this.deps.outbound.add(chatbotId, sessionId, socket);
+    visitor.intake = this.deps.conversations
+      .recentMessages(chatbotId, sessionId, READY_HISTORY_LIMIT)
+      .then((history) => this.deps.outbound.ready(chatbotId, sessionId, socket, history))
+      .catch((error: unknown) => {
+        this.deps.logger.error({ err: error }, 'could not open a widget session');
+        socket.close(1011, 'internal error');
+      });
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      visitor.intake = visitor.intake.then(() => this.take(visitor, data, isBinary));
+    });
+  }
+
+  /** One frame: never throws; whatever goes wrong becomes an error frame for this socket. */
+  private async take(visitor: Visitor, data: RawData, isBinary: boolean): Promise<void> {
+    try {
+      const command = parseWidgetFrame(readFrameObject(data, isBinary));
+      if (command.kind === 'message') await this.message(visitor, command.content);
+      else if (command.kind === 'escalate') await this.escalate(visitor);
+      else if (command.kind === 'cta') await this.cta(visitor, command.id);
+      else await this.lead(visitor, command.lead);
+    } catch (error) {
+      this.fail(visitor, error);
+    }
+  }
+
+  /** Hands the message to its conversation actor; the outcome is sent when the turn ends. */
+  private async message(visitor: Visitor, content: string): Promise<void> {
+    const { chatbotId, sessionId } = visitor;
+    const chatbot = await this.deps.chatbots.get(chatbotId);
+    if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
+    const outbound = this.deps.outbound;
+    const onTyping = () => void outbound.push(chatbotId, sessionId, { type: 'typing' }).catch(() => {});
+    // Not awaited: the next frame (an escalation, say) must not wait for the LLM.
+    void this.deps.router.send({ chatbot, sessionId, content, channel: 'embed', onTyping }).then(async (outcome) => {
+      if (outcome.kind === 'failed') return this.fail(visitor, outcome.error);
+      if (outcome.kind === 'silent') return;
+      const push = {
+        type: 'message',
+        role: 'assistant',
+        content: outcome.text,
+        created_at: outcome.createdAt,
+      } as const;
+      await outbound.push(chatbotId, sessionId, push).catch((error: unknown) => this.fail(visitor, error));
+    });
+  }
+
+  /** The first escalation is announced to every socket of the session (and agents); later ones to this one. */
+  private async escalate(visitor: Visitor): Promise<void> {
+    const result = await this.deps.control.escalate(visitor.chatbotId, visitor.sessionId, { source: 'embed' });
+    if (!result.first) this.deps.outbound.send(visitor.socket, { type: 'escalated' });
+  }
+
+  private async cta(visitor: Visitor, id: string): Promise<void> {
+    const chatbot = await this.deps.chatbots.get(visitor.chatbotId);
+    const button = chatbot.settings.ctas.find((cta) => cta.id === id);
+    if (!button) throw new ValidationError('Unknown call-to-action.');
+    if (button.action === 'escalate') await this.escalate(visitor);
+    else if (button.action === 'message') await this.message(visitor, button.message ?? button.label);
+  }
+
+  private async lead(visitor: Visitor, input: LeadInput): Promise<void> {
+    const chatbot = await this.deps.chatbots.get(visitor.chatbotId);
+    const lead = await this.deps.leadCapture.capture(chatbot, visitor.sessionId, input);
+    this.deps.outbound.send(visitor.socket, { type: 'lead_saved', lead_id: lead.lead_id });
+  }
+
+  private fail(visitor: Visitor, error: unknown): void {
+    if (!(error instanceof DomainError)) this.deps.logger.error({ err: error }, 'widget frame failed');
+    const detail = error instanceof DomainError ? error.detail : 'Internal server error.';
+    this.deps.outbound.send(visitor.socket, { type: 'error', detail });
+  }
+}

@@ -1,0 +1,43 @@
+import type { Chatbot } from '../../store/chatbot-store.ts';
+
+/** Where the widget's socket and its configuration are served. */
+export const WIDGET_SOCKET_PATH = '/widget/v1/socket';
+export const WIDGET_CONFIG_PATH = '/widget/v1/config';
+
+/** How many messages the ready frame carries at most (the newest). */
+export const READY_HISTORY_LIMIT = 200;
+
+/** How long a widget session handed out but never used can still be resumed. */
+export const WIDGET_SESSION_TTL_SECONDS = 30 * 24 * 3600;
+
+/** What the widget script needs to render a chatbot: public settings only, no prompt, no ids but its own. */
+export interface WidgetConfig {
+  chatbot_id: string;
+  name: string;
+  title: string;
+  color: string;
+  welcome_message: string;
+  lead_fields: Chatbot['settings']['lead_fields'];
+  ctas: Chatbot['settings']['ctas'];
+  /** Whether a human agent is online now; when not, the widget offers the lead form on escalation. */
+  agents_online: boolean;
+}
+
+export function widgetConfig(chatbot: Chatbot, agentsOnline: boolean): WidgetConfig {
+  const { widget, lead_fields, ctas } = chatbot.settings;
+  return {
+    chatbot_id: chatbot.id,
+    name: chatbot.name,
+    title: widget.title || chatbot.name,
+    color: widget.color,
+    welcome_message: widget.welcome_message,
+    lead_fields,
+    ctas,
+    agents_online: agentsOnline,
+  };
+}
+
+/** A widget session id as the gateway hands them out. */
+export function isWidgetSessionId(value: string | null): value is string {
+  return value !== null && /^embed-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value);
+}

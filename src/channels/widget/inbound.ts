@@ -1,0 +1,36 @@
+import { checkMessageText } from '../../conversations/message-text.ts';
+import { ValidationError } from '../../errors.ts';
+import type { LeadInput } from '../../leads/lead-capture.ts';
+
+/** What a visitor's frame asks for, in the project's own terms. */
+export type WidgetCommand =
+  | { kind: 'message'; content: string }
+  | { kind: 'escalate' }
+  | { kind: 'cta'; id: string }
+  | { kind: 'lead'; lead: LeadInput };
+
+/**
+ * Reads one frame from the widget (DESIGN.md's protocol). A frame of an unknown type or with a bad
+ * field is a ValidationError whose detail names the problem; the socket answers it with an error
+ * frame and stays open.
+ */
+export function parseWidgetFrame(fields: Record<string, unknown>): WidgetCommand {
+  switch (fields.type) {
+    case 'message':
+      return { kind: 'message', content: checkMessageText(fields.content, 'content') };
+    case 'escalate':
+      return { kind: 'escalate' };
+    case 'cta':
+      if (typeof fields.id !== 'string' || fields.id.length === 0) throw new ValidationError('id is required.');
+      return { kind: 'cta', id: fields.id };
+    case 'lead':
+      return {
+        kind: 'lead',
+        lead: { name: fields.name, email: fields.email, phone: fields.phone, custom_data: fields.custom_data },
+      };
+    case undefined:
+      throw new ValidationError('type is required.');
+    default:
+      throw new ValidationError('type must be one of: message, escalate, cta, lead.');
+  }
+}

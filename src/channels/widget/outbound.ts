@@ -1,0 +1,89 @@
+import type { WebSocket } from 'ws';
+import type { SocketServer } from '../../http/socket-server.ts';
+import type { StoredMessage } from '../../store/conversation-store.ts';
+import type { SignalBus, VisitorPush } from '../../store/signal-bus.ts';
+
+/** Frames the gateway sends to the widget (DESIGN.md's protocol). */
+export type WidgetFrame =
+  | { type: 'ready'; session_id: string; history: StoredMessage[] }
+  | VisitorPush
+  | { type: 'lead_saved'; lead_id: string }
+  | { type: 'error'; detail: string };
+
+/**
+ * Everything sent to visitors' widgets. A session may have sockets in several tabs and several
+ * gateway processes: pushes travel over Redis pub/sub and every process delivers them to the
+ * sockets it holds; answers meant for one socket (ready, lead_saved, errors) go to it directly.
+ */
+export class WidgetOutbound {
+  private readonly sockets: SocketServer;
+  private readonly signals: SignalBus;
+  /** Sockets by session; a socket's value holds pushes while its ready frame is not yet sent. */
+  private readonly sessions = new Map<string, Map<WebSocket, VisitorPush[] | undefined>>();
+
+  constructor(sockets: SocketServer, signals: SignalBus) {
+    this.sockets = sockets;
+    this.signals = signals;
+  }
+
+  /**
+   * Registers an open socket of a session (forgotten when it closes). Pushes are held back until
+   * `ready` has sent the ready frame, so none is lost between reading the history and registering.
+   */
+  add(chatbotId: string, sessionId: string, socket: WebSocket): void {
+    const key = sessionKey(chatbotId, sessionId);
+    let members = this.sessions.get(key);
+    if (!members) this.sessions.set(key, (members = new Map<WebSocket, VisitorPush[] | undefined>()));
+    members.set(socket, []);
+    socket.once('close', () => {
+      members.delete(socket);
+      if (members.size === 0 && this.sessions.get(key) === members) this.sessions.delete(key);
+    });
+  }
+
+  /**
+   * Sends the ready frame, then what was pushed meanwhile, less any message the history already
+   * holds (it was stored before the history was read and pushed after the socket was registered).
+   */
+  ready(chatbotId: string, sessionId: string, socket: WebSocket, history: StoredMessage[]): void {
+    this.sockets.send(socket, { type: 'ready', session_id: sessionId, history });
+    const members = this.sessions.get(sessionKey(chatbotId, sessionId));
+    const held = members?.get(socket);
+    if (!members || !held) return;
+    members.set(socket, undefined);
+    const seen = new Set(history.map((m) => `${m.role}\n${m.created_at}\n${m.content}`));
+    for (const push of held) {
+      if (push.type === 'message' && seen.has(`${push.role}\n${push.created_at}\n${push.content}`)) continue;
+      this.sockets.send(socket, push);
+    }
+  }
+
+  /** To every socket of the session, in every gateway process. */
+  push(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
+    return this.signals.publish({ kind: 'visitor', chatbot_id: chatbotId, session_id: sessionId, push });
+  }
+
+  /** A push arrived over pub/sub: delivers it to this process's sockets of the session. */
+  deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
+    const members = this.sessions.get(sessionKey(chatbotId, sessionId));
+    if (!members) return;
+    for (const [socket, held] of members) {
+      if (held) held.push(push);
+      else this.sockets.send(socket, push);
+    }
+  }
+
+  /** To one socket only. */
+  send(socket: WebSocket, frame: WidgetFrame): void {
+    this.sockets.send(socket, frame);
+  }
+
+  /** Sessions with at least one open socket in this process. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+}
+
+function sessionKey(chatbotId: string, sessionId: string): string {
+  return `${chatbotId}/${sessionId}`;
+}

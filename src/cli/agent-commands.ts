@@ -1,0 +1,29 @@
+import type { Command } from 'commander';
+import type { Agent } from '../store/agent-store.ts';
+import { runCommand } from './cli-runtime.ts';
+
+const view = ({ id, name, created_at, active }: Agent) => ({ id, name, created_at, active });
+
+/** `agent create|list|revoke`. */
+export function registerAgentCommands(program: Command): void {
+  const agent = program.command('agent').description('human agents');
+  agent
+    .command('create')
+    .description('a new agent; its token is shown once')
+    .requiredOption('--user <id>', 'owner account id')
+    .requiredOption('--name <name>', 'the name visitors and other agents see')
+    .action((opts: { user: string; name: string }) => runCommand((s) => s.agents.create(opts.user, opts.name)));
+  agent
+    .command('list')
+    .requiredOption('--user <id>', 'owner account id')
+    .action((opts: { user: string }) =>
+      runCommand(async (s) => {
+        await s.accounts.get(opts.user);
+        return (await s.agents.list(opts.user)).map(view);
+      }),
+    );
+  agent
+    .command('revoke')
+    .requiredOption('--agent <id>', 'agent id')
+    .action((opts: { agent: string }) => runCommand(async (s) => view(await s.agents.revoke(opts.agent))));
+}

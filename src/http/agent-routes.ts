@@ -1,0 +1,44 @@
+import type { Request, Response, Server } from 'restify';
+import { checkSessionId } from '../conversations/session.ts';
+import { NotFoundError } from '../errors.ts';
+import type { Agent, AgentStore } from '../store/agent-store.ts';
+import type { ChatbotStore } from '../store/chatbot-store.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import { sendDetail } from './http-server.ts';
+
+/** What the agents' HTTP side reads. */
+export interface AgentRouteDeps {
+  agents: AgentStore;
+  chatbots: ChatbotStore;
+  conversations: ConversationStore;
+}
+
+/**
+ * The transcript an agent opens a conversation with: `GET /agents/v1/conversations/{chatbot_id}/
+ * {session_id}` with the agent's token as a Bearer credential; another owner's conversation is not
+ * found.
+ */
+export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void {
+  server.get('/agents/v1/conversations/:chatbot_id/:session_id', async (req: Request, res: Response) => {
+    const agent = await bearerAgent(deps.agents, req);
+    if (!agent) return sendDetail(res, 401, 'Invalid agent token.');
+    res.setHeader('Cache-Control', 'no-store');
+    const params = req.params as Record<string, string>;
+    const chatbot = await deps.chatbots.getOwned(agent.user_id, String(params.chatbot_id).toLowerCase());
+    let sessionId: string;
+    try {
+      sessionId = checkSessionId(params.session_id);
+    } catch {
+      throw new NotFoundError('Conversation not found.');
+    }
+    const { chatbot_id, session_id, source, escalated_at, taken_over_by, messages } =
+      await deps.conversations.transcript(chatbot.id, sessionId);
+    res.send(200, { chatbot_id, session_id, source, escalated_at, taken_over_by, messages });
+  });
+}
+
+/** The agent whose token the request carries as `Authorization: Bearer`, if it is active. */
+function bearerAgent(agents: AgentStore, req: Request): Promise<Agent | undefined> {
+  const header = req.headers.authorization ?? '';
+  return agents.authenticate(/^Bearer (\S+)$/.exec(header)?.[1]);
+}

@@ -1,0 +1,24 @@
+import type { RawData } from 'ws';
+import { ValidationError } from '../errors.ts';
+
+/**
+ * One client frame of a gateway socket as the JSON object every protocol here expects; a binary
+ * frame, text that is not JSON, or JSON that is not an object is a ValidationError the socket
+ * answers with an error frame.
+ */
+export function readFrameObject(data: RawData, isBinary: boolean): Record<string, unknown> {
+  if (isBinary) throw new ValidationError('Frame must be a JSON object.');
+  const text = Array.isArray(data)
+    ? Buffer.concat(data).toString('utf8')
+    : Buffer.from(data as ArrayBuffer).toString('utf8');
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    throw new ValidationError('Frame must be a JSON object.');
+  }
+  if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) {
+    throw new ValidationError('Frame must be a JSON object.');
+  }
+  return frame as Record<string, unknown>;
+}

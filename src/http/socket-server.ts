@@ -1,0 +1,141 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { STATUS_CODES, type Server as NodeServer } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../logger.ts';
+
+/** Limits every socket of the gateway lives under. */
+export interface SocketLimits {
+  /** Largest frame a client may send; a larger one closes the socket with 1009. */
+  maxFrameBytes: number;
+  /** How often sockets are pinged; one that has not answered the previous ping is terminated. */
+  heartbeatMs: number;
+  /** Bytes queued for a client that is not reading; beyond this the socket is terminated. */
+  sendBufferBytes: number;
+}
+
+/** An upgrade refused with an HTTP status and a `{"detail"}` body. */
+export interface Refusal {
+  status: number;
+  detail: string;
+}
+
+/** A socket endpoint: decides at the upgrade, then owns the socket it accepted. */
+export interface SocketRoute {
+  admit(req: IncomingMessage, url: URL): Promise<Refusal | ((socket: WebSocket) => void)>;
+}
+
+/**
+ * The gateway's websocket endpoints on its HTTP server: routing upgrades by path, refusals as plain
+ * HTTP responses, the frame size limit, a ping/pong heartbeat, and a cap on what a socket that
+ * stops reading may hold in memory. Routes (widget, agents) only see open sockets.
+ */
+export class SocketServer {
+  private readonly wss: WebSocketServer;
+  private readonly routes = new Map<string, SocketRoute>();
+  private readonly limits: SocketLimits;
+  private readonly logger: Logger;
+  private readonly alive = new WeakMap<WebSocket, boolean>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private server: NodeServer | undefined;
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    this.upgrade(req, socket, head).catch((error: unknown) => {
+      this.logger.error({ err: error }, 'socket upgrade failed');
+      refuse(socket, { status: 500, detail: 'Internal server error.' });
+    });
+  };
+
+  constructor(limits: SocketLimits, logger: Logger) {
+    this.limits = limits;
+    this.logger = logger;
+    // No compression: it costs ~300 KiB per socket in zlib state, and frames are small JSON.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes, perMessageDeflate: false });
+  }
+
+  route(path: string, route: SocketRoute): void {
+    this.routes.set(path, route);
+  }
+
+  /** Takes over upgrade requests of the HTTP server and starts the heartbeat. */
+  attach(server: NodeServer): void {
+    this.server = server;
+    server.on('upgrade', this.onUpgrade);
+    this.heartbeat = setInterval(() => this.beat(), this.limits.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /**
+   * Sends a frame unless the client has stopped reading: a socket whose unsent bytes exceed the cap
+   * is terminated rather than allowed to grow without bound. Returns whether the frame was queued.
+   */
+  send(socket: WebSocket, frame: object): boolean {
+    if (socket.readyState !== socket.OPEN) return false;
+    if (socket.bufferedAmount > this.limits.sendBufferBytes) {
+      this.logger.warn('terminated a socket that stopped reading');
+      socket.terminate();
+      return false;
+    }
+    socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  /** Open sockets of every route. */
+  get size(): number {
+    return this.wss.clients.size;
+  }
+
+  /**
+   * Stops the heartbeat and closes every socket with 1001 (going away); sockets whose clients do
+   * not answer the close within `graceMs` are terminated.
+   */
+  async close(graceMs = 2000): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.server?.off('upgrade', this.onUpgrade);
+    const open = [...this.wss.clients];
+    const closed = open.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
+    for (const socket of open) socket.close(1001, 'server shutting down');
+    const timer = setTimeout(() => open.forEach((socket) => socket.terminate()), graceMs);
+    await Promise.all(closed);
+    clearTimeout(timer);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const route = this.routes.get(url.pathname);
+    if (!route) return refuse(socket, { status: 404, detail: 'Not found.' });
+    socket.on('error', () => socket.destroy());
+    const decision = await route.admit(req, url);
+    if (typeof decision !== 'function') return refuse(socket, decision);
+    if (socket.destroyed) return;
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.alive.set(ws, true);
+      ws.on('pong', () => this.alive.set(ws, true));
+      ws.on('error', (error) => this.logger.debug({ err: error.message }, 'socket error'));
+      decision(ws);
+    });
+  }
+
+  private beat(): void {
+    for (const socket of this.wss.clients) {
+      if (!this.alive.get(socket)) {
+        socket.terminate();
+        continue;
+      }
+      this.alive.set(socket, false);
+      socket.ping();
+    }
+  }
+}
+
+function refuse(socket: Duplex, refusal: Refusal): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ detail: refusal.detail });
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}

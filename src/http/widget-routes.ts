@@ -1,0 +1,47 @@
+import type { Request, Response, Server } from 'restify';
+import { widgetConfig, WIDGET_CONFIG_PATH } from '../channels/widget/config.ts';
+import { NotFoundError } from '../errors.ts';
+import type { AgentPresence } from '../store/agent-presence.ts';
+import type { ChatbotStore } from '../store/chatbot-store.ts';
+import { isUuid } from '../uuid.ts';
+import type { WebBundles } from './web-bundle.ts';
+
+/** What the widget's HTTP side reads. */
+export interface WidgetRouteDeps {
+  chatbots: ChatbotStore;
+  presence: AgentPresence;
+  bundles: WebBundles;
+}
+
+/**
+ * `GET /widget.js`, the embeddable script (cached by browsers and CDNs for five minutes, then
+ * revalidated by ETag), and `GET /widget/v1/config`, a chatbot's public widget settings, readable
+ * from any site that embeds it.
+ */
+export function registerWidgetRoutes(server: Server, deps: WidgetRouteDeps): void {
+  server.get('/widget.js', async (req: Request, res: Response) => {
+    const bundle = await deps.bundles.get('widget/widget.ts');
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.setHeader('ETag', bundle.etag);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    if (req.headers['if-none-match'] === bundle.etag) {
+      res.writeHead(304);
+      res.end();
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'application/javascript; charset=utf-8',
+      'Content-Length': bundle.body.length,
+    });
+    res.end(bundle.body);
+  });
+
+  server.get(WIDGET_CONFIG_PATH, async (req: Request, res: Response) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Cache-Control', 'no-store');
+    const id = (new URL(req.url ?? '/', 'http://gateway').searchParams.get('chatbot_id') ?? '').toLowerCase();
+    if (!isUuid(id)) throw new NotFoundError('Chatbot not found.');
+    const chatbot = await deps.chatbots.get(id);
+    res.send(200, widgetConfig(chatbot, await deps.presence.anyOnline(chatbot.user_id)));
+  });
+}

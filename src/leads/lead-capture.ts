@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import { ValidationError } from '../errors.ts';
+import { leadCaptured, type EventSink } from '../events/webhook-event.ts';
+import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Lead, LeadStore } from '../store/lead-store.ts';
+import { formatTimestamp } from '../timestamp.ts';
+
+/** What a visitor submits through a lead form. Fields are checked, not trusted. */
+export interface LeadInput {
+  name?: unknown;
+  email?: unknown;
+  phone?: unknown;
+  custom_data?: unknown;
+}
+
+const MAX = { name: 200, email: 254, phone: 40, custom: 1000 };
+const emailFormat = z.email();
+const PHONE = /^\+?[0-9 ().-]{5,40}$/;
+
+/**
+ * Lead capture: validates a submitted form against the chatbot's fields, stores the lead and emits
+ * `lead.captured`. Every refusal names the field it is about.
+ */
+export class LeadCapture {
+  private readonly leads: LeadStore;
+  private readonly events: EventSink;
+  private readonly clock: Clock;
+
+  constructor(deps: { leads: LeadStore; events: EventSink; clock: Clock }) {
+    this.leads = deps.leads;
+    this.events = deps.events;
+    this.clock = deps.clock;
+  }
+
+  async capture(chatbot: Chatbot, sessionId: string, input: LeadInput): Promise<Lead> {
+    const name = text(input.name, 'name', MAX.name);
+    const email = text(input.email, 'email', MAX.email);
+    const phone = text(input.phone, 'phone', MAX.phone);
+    if (email && !emailFormat.safeParse(email).success)
+      throw new ValidationError('email must be a valid email address.');
+    if (phone && (!PHONE.test(phone) || phone.replace(/\D/g, '').length < 5)) {
+      throw new ValidationError('phone must be a valid phone number.');
+    }
+    if (!email && !phone) throw new ValidationError('email or phone is required.');
+    const customData = customFields(chatbot, input.custom_data);
+    const now = this.clock.nowMicros();
+    const lead: Lead = {
+      lead_id: randomUUID(),
+      chatbot_id: chatbot.id,
+      session_id: sessionId,
+      name,
+      email,
+      phone,
+      custom_data: customData,
+      created_at: formatTimestamp(now),
+    };
+    await this.leads.add(lead, now);
+    await this.events.emit(
+      leadCaptured(chatbot.id, { lead_id: lead.lead_id, name, email, phone, custom_data: customData }, now),
+    );
+    return lead;
+  }
+}
+
+function text(value: unknown, field: string, max: number): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new ValidationError(`${field} must be a string.`);
+  const trimmed = value.trim();
+  if ([...trimmed].length > max) throw new ValidationError(`${field} must be at most ${max} characters.`);
+  return trimmed;
+}
+
+/** Every configured custom field, '' when left empty; unknown fields are refused. */
+function customFields(chatbot: Chatbot, value: unknown): Record<string, string> {
+  if (value === undefined || value === null) value = {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('custom_data must be an object.');
+  const submitted = value as Record<string, unknown>;
+  const fields = chatbot.settings.lead_fields;
+  for (const key of Object.keys(submitted)) {
+    if (!fields.some((field) => field.name === key)) {
+      throw new ValidationError(`custom_data.${key} is not a field of this form.`);
+    }
+  }
+  const data: Record<string, string> = {};
+  for (const field of fields) {
+    const entry = text(submitted[field.name], `custom_data.${field.name}`, MAX.custom);
+    if (field.required && !entry) throw new ValidationError(`custom_data.${field.name} is required.`);
+    data[field.name] = entry;
+  }
+  return data;
+}

@@ -1,0 +1,41 @@
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** A lead as stored: SPEC's payload fields plus where and when it was left. */
+export interface Lead {
+  lead_id: string;
+  chatbot_id: string;
+  session_id: string;
+  name: string;
+  email: string;
+  phone: string;
+  custom_data: Record<string, string>;
+  created_at: string;
+}
+
+/** Leads per chatbot, newest first. */
+export class LeadStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+
+  constructor(redis: RedisClient, keys: RedisKeys) {
+    this.redis = redis;
+    this.keys = keys;
+  }
+
+  /** Writes the record and lists it in one transaction, so a lead is never half-written. */
+  async add(lead: Lead, atMicros: number): Promise<void> {
+    await this.redis
+      .multi()
+      .set(this.keys.lead(lead.chatbot_id, lead.lead_id), JSON.stringify(lead))
+      .zAdd(this.keys.leadsOf(lead.chatbot_id), { score: atMicros, value: lead.lead_id })
+      .exec();
+  }
+
+  async list(chatbotId: string): Promise<Lead[]> {
+    const ids = await this.redis.zRange(this.keys.leadsOf(chatbotId), 0, -1, { REV: true });
+    if (ids.length === 0) return [];
+    const rows = await this.redis.mGet(ids.map((id) => this.keys.lead(chatbotId, id)));
+    return rows.filter((row): row is string => row !== null).map((row) => JSON.parse(row) as Lead);
+  }
+}

@@ -1,0 +1,311 @@
+import assert from 'node:assert/strict';
+import t from 'tap';
+import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { runCli } from '../support/cli.ts';
+import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { RecordingSink } from '../support/recording-sink.ts';
+import { WidgetClient } from '../support/widget-client.ts';
+
+const openai = await fakeOpenAi().start();
+openai.behaviour = () => ({ text: 'AI answer' });
+const sink = new RecordingSink();
+const gw = await startGateway(
+  { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${openai.url}/v1`, LLM_MAX_RETRIES: '0' },
+  { events: sink },
+);
+t.teardown(async () => {
+  await gw.stop();
+  await openai.stop();
+});
+const { services } = gw.app;
+const cliEnv = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
+const ownerA = await scaleAccount(gw.app);
+const ownerB = await scaleAccount(gw.app);
+const botA = await services.chatbots.create(ownerA.user.id, { name: 'A Bot' });
+const botB = await services.chatbots.create(ownerB.user.id, { name: 'B Bot' });
+const alice = await services.agents.create(ownerA.user.id, 'Alice');
+const adam = await services.agents.create(ownerA.user.id, 'Adam');
+const bella = await services.agents.create(ownerB.user.id, 'Bella');
+
+async function agentSocket(token: string) {
+  const client = await WidgetClient.at(`${gw.baseUrl.replace(/^http/, 'ws')}/agents/v1/socket`);
+  client.send({ type: 'auth', token });
+  return client;
+}
+
+async function signedIn(token: string) {
+  const client = await agentSocket(token);
+  assert.deepStrictEqual(await client.next('authenticated'), { type: 'authenticated' });
+  const list = await client.next('conversations');
+  return { client, list };
+}
+
+const visitor = (chatbotId: string, sessionId?: string) =>
+  WidgetClient.ready(gw.baseUrl, { chatbot_id: chatbotId, ...(sessionId ? { session_id: sessionId } : {}) });
+
+t.test('CLI: agent create shows the token once; list and revoke', async (t) => {
+  const created = await runCli(['agent', 'create', '--user', ownerA.user.id, '--name', 'Carol'], cliEnv);
+  t.equal(created.code, 0, created.stderr);
+  const carol = JSON.parse(created.stdout);
+  t.same(Object.keys(carol).sort(), ['id', 'name', 'token']);
+  t.match(carol.token, /^ag_[A-Za-z0-9_-]{43}$/);
+  const listed = JSON.parse((await runCli(['agent', 'list', '--user', ownerA.user.id], cliEnv)).stdout);
+  t.same(
+    listed.map((a: any) => [a.name, a.active]),
+    [
+      ['Carol', true],
+      ['Adam', true],
+      ['Alice', true],
+    ],
+  );
+  t.notOk(JSON.stringify(listed).includes(carol.token), 'the token is never shown again');
+  t.same(Object.keys(listed[0]).sort(), ['active', 'created_at', 'id', 'name']);
+  const dup = await runCli(['agent', 'create', '--user', ownerA.user.id, '--name', 'Carol'], cliEnv);
+  t.same([dup.code, dup.stderr], [1, 'An agent named Carol already exists.\n']);
+  const revoked = await runCli(['agent', 'revoke', '--agent', carol.id], cliEnv);
+  t.match(JSON.parse(revoked.stdout), { id: carol.id, name: 'Carol', active: false });
+  const client = await agentSocket(carol.token);
+  t.same(await client.next('error'), { type: 'error', detail: 'Invalid agent token.' });
+  t.equal(await client.whenClosed(), 4401);
+  const unknown = await runCli(['agent', 'revoke', '--agent', crypto.randomUUID()], cliEnv);
+  t.same([unknown.code, unknown.stderr], [1, 'Agent not found.\n']);
+});
+
+t.test('auth failures: error frame and close 4401', async (t) => {
+  for (const [frame, detail] of [
+    [{ type: 'auth', token: 'ag_nope' }, 'Invalid agent token.'],
+    [{ type: 'auth' }, 'Invalid agent token.'],
+    [{ type: 'takeover', chatbot_id: botA.id, session_id: 'x' }, 'Authenticate first.'],
+    ['garbage', 'Frame must be a JSON object.'],
+  ] as const) {
+    const client = await WidgetClient.at(`${gw.baseUrl.replace(/^http/, 'ws')}/agents/v1/socket`);
+    client.send(frame);
+    t.same(await client.next('error'), { type: 'error', detail, ...(detail.startsWith('Frame') ? { ref: null } : {}) });
+    t.equal(await client.whenClosed(), 4401, JSON.stringify(frame));
+  }
+});
+
+t.test('takeover, visitor messages pushed to the agent, agent reply to the widget, release', async (t) => {
+  const { client: agent } = await signedIn(alice.token);
+  const { client: widget, ready } = await visitor(botA.id);
+  const session = ready.session_id;
+  widget.send({ type: 'message', content: 'hello' });
+  await widget.next('message');
+  t.match(await agent.next('message'), { chatbot_id: botA.id, session_id: session, role: 'user', content: 'hello' });
+  t.match(await agent.next('message'), { role: 'assistant', content: 'AI answer', created_at: TIMESTAMP });
+
+  agent.send({ type: 'takeover', chatbot_id: botA.id, session_id: session, ref: 1 });
+  t.same(await agent.next('ok'), { type: 'ok', ref: 1 });
+  const calls = openai.requests.length;
+  widget.send({ type: 'message', content: 'is a person there?' });
+  t.same(await agent.next('message'), {
+    type: 'message',
+    chatbot_id: botA.id,
+    session_id: session,
+    role: 'user',
+    content: 'is a person there?',
+    created_at: (agent.frames.at(-1) as any).created_at,
+  });
+  t.equal(openai.requests.length, calls, 'the AI does not answer');
+  t.same(
+    sink.forSession(session).map((e) => e.event),
+    ['conversation.started', 'message.received', 'message.received'],
+    'message.received still fires',
+  );
+  const quota = await services.quota.used(ownerA.user.id);
+  agent.send({ type: 'reply', chatbot_id: botA.id, session_id: session, content: 'Hi, Alice here.', ref: 'r2' });
+  t.same(await agent.next('ok'), { type: 'ok', ref: 'r2' });
+  const delivered = await widget.next('message');
+  t.match(delivered, { type: 'message', role: 'agent', content: 'Hi, Alice here.', created_at: TIMESTAMP });
+  t.same(Object.keys(delivered).sort(), ['content', 'created_at', 'role', 'type']);
+  t.match(await agent.next('message'), { role: 'agent', content: 'Hi, Alice here.' });
+  t.equal(await services.quota.used(ownerA.user.id), quota, 'agent replies are not counted');
+
+  agent.send({ type: 'release', chatbot_id: botA.id, session_id: session, ref: 3 });
+  t.same(await agent.next('ok'), { type: 'ok', ref: 3 });
+  widget.send({ type: 'message', content: 'thanks, bye' });
+  t.equal((await widget.next('message')).content, 'AI answer', 'the AI answers again after release');
+  const prompt = openai.requests.at(-1)!.body.messages;
+  t.match(prompt.at(-2), { role: 'assistant', content: 'Hi, Alice here.' }, 'the agent reply is an assistant turn');
+  const transcript = await services.control.show(botA.id, session);
+  t.same(
+    transcript.messages.map((m) => [m.role, m.content]),
+    [
+      ['user', 'hello'],
+      ['assistant', 'AI answer'],
+      ['user', 'is a person there?'],
+      ['agent', 'Hi, Alice here.'],
+      ['user', 'thanks, bye'],
+      ['assistant', 'AI answer'],
+    ],
+  );
+  await Promise.all([agent.close(), widget.close()]);
+});
+
+t.test('the race: takeover during a slow LLM call; the visitor never gets the AI reply, REST gets ""', async (t) => {
+  openai.behaviour = () => ({ text: 'too late', delayMs: 800 });
+  t.teardown(() => {
+    openai.behaviour = () => ({ text: 'AI answer' });
+  });
+  const { client: agent } = await signedIn(alice.token);
+  const { client: widget, ready } = await visitor(botA.id);
+  const calls = openai.requests.length;
+  widget.send({ type: 'message', content: 'slow question' });
+  await widget.next('typing');
+  agent.send({ type: 'takeover', chatbot_id: botA.id, session_id: ready.session_id, ref: 'race' });
+  t.same(await agent.next('ok'), { type: 'ok', ref: 'race' });
+  t.same(await widget.quietFor(1200), [], 'no AI reply reached the widget');
+  t.equal(openai.requests.length, calls + 1, 'the call had started');
+  t.same(await services.conversations.discarded(botA.id, ready.session_id), [
+    {
+      role: 'assistant',
+      content: 'too late',
+      created_at: (await services.conversations.discarded(botA.id, ready.session_id))[0]!.created_at,
+    },
+  ]);
+  // The same race through the REST API.
+  await services.control.escalate(botA.id, ready.session_id);
+  const rest = fetch(`${gw.baseUrl}/api/v1/chatbots/${botA.id}/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ownerA.key}` },
+    body: JSON.stringify({ message: 'rest question', session_id: 'api-race' }),
+  });
+  while (!openai.requests.some((r) => JSON.stringify(r.body).includes('rest question'))) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  agent.send({ type: 'takeover', chatbot_id: botA.id, session_id: 'api-race', ref: 'rest' });
+  t.same(await agent.next('ok'), { type: 'ok', ref: 'rest' });
+  const res = await rest;
+  t.same([res.status, await res.json()], [200, { response: '' }]);
+  await Promise.all([agent.close(), widget.close()]);
+});
+
+t.test('two agents cannot hold one conversation; the second is told who holds it', async (t) => {
+  const { client: first } = await signedIn(alice.token);
+  const { client: second } = await signedIn(adam.token);
+  const { client: widget, ready } = await visitor(botA.id);
+  widget.send({ type: 'message', content: 'hi' });
+  await widget.next('message');
+  first.send({ type: 'takeover', chatbot_id: botA.id, session_id: ready.session_id, ref: 1 });
+  t.same(await first.next('ok'), { type: 'ok', ref: 1 });
+  second.send({ type: 'takeover', chatbot_id: botA.id, session_id: ready.session_id, ref: 7 });
+  t.same(await second.next('error'), { type: 'error', detail: 'Conversation is already taken over by Alice.', ref: 7 });
+  second.send({ type: 'reply', chatbot_id: botA.id, session_id: ready.session_id, content: 'me too', ref: 8 });
+  t.same(await second.next('error'), { type: 'error', detail: 'Conversation is already taken over by Alice.', ref: 8 });
+  second.send({ type: 'release', chatbot_id: botA.id, session_id: ready.session_id, ref: 9 });
+  t.same(await second.next('error'), { type: 'error', detail: 'Conversation is already taken over by Alice.', ref: 9 });
+  first.send({ type: 'release', chatbot_id: botA.id, session_id: ready.session_id, ref: 2 });
+  t.same(await first.next('ok'), { type: 'ok', ref: 2 });
+  second.send({ type: 'reply', chatbot_id: botA.id, session_id: ready.session_id, content: 'x', ref: 10 });
+  t.same(await second.next('error'), {
+    type: 'error',
+    detail: 'Take over the conversation before replying.',
+    ref: 10,
+  });
+  await Promise.all([first.close(), second.close(), widget.close()]);
+});
+
+t.test("isolation: an agent of owner B never sees owner A's conversations or events", async (t) => {
+  const { client: widgetA, ready } = await visitor(botA.id);
+  widgetA.send({ type: 'message', content: 'secret of A' });
+  await widgetA.next('message');
+  const { client: agentB, list } = await signedIn(bella.token);
+  t.notOk(JSON.stringify(list).includes(botA.id), 'not listed');
+  widgetA.send({ type: 'message', content: 'another secret' });
+  await widgetA.next('message');
+  widgetA.send({ type: 'escalate' });
+  await widgetA.next('escalated');
+  agentB.send({ type: 'takeover', chatbot_id: botA.id, session_id: ready.session_id, ref: 1 });
+  t.same(await agentB.next('error'), { type: 'error', detail: 'Chatbot not found.', ref: 1 });
+  t.same(
+    agentB.frames.map((f) => f.type),
+    ['authenticated', 'conversations', 'error'],
+    'no message or escalation of A was pushed',
+  );
+  const res = await fetch(`${gw.baseUrl}/agents/v1/conversations/${botA.id}/${ready.session_id}`, {
+    headers: { authorization: `Bearer ${bella.token}` },
+  });
+  t.same([res.status, await res.json()], [404, { detail: 'Chatbot not found.' }]);
+  const { client: widgetB } = await visitor(botB.id);
+  widgetB.send({ type: 'message', content: 'for B' });
+  t.match(await agentB.next('message'), { chatbot_id: botB.id, content: 'for B' });
+  await Promise.all([widgetA.close(), widgetB.close(), agentB.close()]);
+});
+
+t.test('sign-in lists live and escalated conversations, newest activity first; escalations are pushed', async (t) => {
+  const bot = await services.chatbots.create(ownerB.user.id, { name: 'Listing' });
+  const first = await visitor(bot.id);
+  first.client.send({ type: 'message', content: 'first' });
+  await first.client.next('message');
+  const second = await visitor(bot.id);
+  second.client.send({ type: 'message', content: 'second' });
+  await second.client.next('message');
+  const { client: agent, list } = await signedIn(bella.token);
+  const mine = list.items.filter((item: any) => item.chatbot_id === bot.id);
+  t.same(
+    mine.map((item: any) => [item.session_id, item.last_message.content]),
+    [
+      [second.ready.session_id, 'AI answer'],
+      [first.ready.session_id, 'AI answer'],
+    ],
+  );
+  t.same(Object.keys(mine[0]).sort(), [
+    'chatbot_id',
+    'escalated_at',
+    'last_message',
+    'session_id',
+    'source',
+    'taken_over_by',
+  ]);
+  t.match(mine[0], { source: 'embed', escalated_at: null, taken_over_by: null, last_message: { role: 'assistant' } });
+  first.client.send({ type: 'escalate' });
+  const pushed = await agent.next('escalated');
+  t.same(Object.keys(pushed).sort(), ['chatbot_id', 'escalated_at', 'session_id', 'type']);
+  t.match(pushed, { chatbot_id: bot.id, session_id: first.ready.session_id, escalated_at: TIMESTAMP });
+  t.same(
+    ((await (await fetch(`${gw.baseUrl}/widget/v1/config?chatbot_id=${bot.id}`)).json()) as any).agents_online,
+    true,
+    'an agent is online while its socket is open',
+  );
+  await agent.close();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(
+    ((await (await fetch(`${gw.baseUrl}/widget/v1/config?chatbot_id=${bot.id}`)).json()) as any).agents_online,
+    false,
+  );
+  await Promise.all([first.client.close(), second.client.close()]);
+});
+
+t.test('the transcript endpoint', async (t) => {
+  const { client: widget, ready } = await visitor(botA.id);
+  widget.send({ type: 'message', content: 'transcript please' });
+  await widget.next('message');
+  const url = `${gw.baseUrl}/agents/v1/conversations/${botA.id}/${ready.session_id}`;
+  const res = await fetch(url, { headers: { authorization: `Bearer ${alice.token}` } });
+  t.equal(res.status, 200);
+  const body: any = await res.json();
+  t.match(body, {
+    chatbot_id: botA.id,
+    session_id: ready.session_id,
+    source: 'embed',
+    escalated_at: null,
+    taken_over_by: null,
+  });
+  t.same(
+    body.messages.map((m: any) => [m.role, m.content]),
+    [
+      ['user', 'transcript please'],
+      ['assistant', 'AI answer'],
+    ],
+  );
+  for (const headers of [{}, { authorization: 'Bearer ag_wrong' }, { authorization: `Bearer ${ownerA.key}` }]) {
+    const refused = await fetch(url, { headers });
+    t.same([refused.status, await refused.json()], [401, { detail: 'Invalid agent token.' }]);
+  }
+  const missing = await fetch(`${gw.baseUrl}/agents/v1/conversations/${botA.id}/embed-nothing`, {
+    headers: { authorization: `Bearer ${alice.token}` },
+  });
+  t.same([missing.status, await missing.json()], [404, { detail: 'Conversation not found.' }]);
+  await widget.close();
+});

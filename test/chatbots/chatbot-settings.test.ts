@@ -1,0 +1,68 @@
+import t from 'tap';
+import { applySettingsPatch, DEFAULT_SETTINGS, parseSettings } from '../../src/chatbots/chatbot-settings.ts';
+import { ValidationError } from '../../src/errors.ts';
+
+t.test('a patch changes only what it names; nested sections merge', async (t) => {
+  const next = applySettingsPatch(structuredClone(DEFAULT_SETTINGS), {
+    allowed_origins: ['https://shop.example', 'http://localhost:3000/'],
+    escalation: { keywords: ['refund'] },
+    widget: { color: '#112233' },
+  });
+  t.same(next, {
+    allowed_origins: ['https://shop.example', 'http://localhost:3000'],
+    lead_fields: [],
+    ctas: [],
+    escalation: { smart_intent: true, keywords: ['refund'], fallback_streak: 0 },
+    widget: { title: '', color: '#112233', welcome_message: '' },
+  });
+  const again = applySettingsPatch(next, { escalation: { fallback_streak: 2 } });
+  t.same(again.escalation, { smart_intent: true, keywords: ['refund'], fallback_streak: 2 });
+  t.same(again.allowed_origins, next.allowed_origins);
+});
+
+t.test('bad settings are refused with a detail naming the setting', async (t) => {
+  const cases: Array<[unknown, string]> = [
+    [
+      { allowed_origins: ['https://shop.example/path'] },
+      'allowed_origins[0]: "https://shop.example/path" is not an origin like https://example.com',
+    ],
+    [
+      { allowed_origins: ['ftp://x.example'] },
+      'allowed_origins[0]: "ftp://x.example" is not an origin like https://example.com',
+    ],
+    [
+      { lead_fields: [{ name: 'Company', label: 'Company' }] },
+      'lead_fields[0].name: must be 1-40 characters of a-z, 0-9 and _, starting with a letter',
+    ],
+    [{ lead_fields: [{ name: 'email', label: 'Email' }] }, 'lead_fields[0].name: name, email and phone are built in'],
+    [
+      {
+        lead_fields: [
+          { name: 'a', label: 'A' },
+          { name: 'a', label: 'B' },
+        ],
+      },
+      'lead_fields: field names must be unique',
+    ],
+    [{ ctas: [{ id: 'go', label: 'Go', action: 'link' }] }, 'ctas[0]: a link needs a url'],
+    [{ ctas: [{ id: 'go', label: 'Go', action: 'message' }] }, 'ctas[0]: a message action needs a message'],
+    [
+      { ctas: [{ id: 'go', label: 'Go', action: 'fly' }] },
+      'ctas[0].action: Invalid option: expected one of "link"|"escalate"|"message"',
+    ],
+    [{ widget: { color: 'blue' } }, 'widget.color: must be a hex colour like #2563eb'],
+    [{ escalation: { fallback_streak: -1 } }, 'escalation.fallback_streak: Too small: expected number to be >=0'],
+    [{ colour: '#fff' }, 'settings: Unrecognized key: "colour"'],
+  ];
+  for (const [patch, detail] of cases) {
+    t.throws(() => applySettingsPatch(structuredClone(DEFAULT_SETTINGS), patch), new ValidationError(detail), detail);
+  }
+});
+
+t.test('stored settings missing newer sections read as defaults', async (t) => {
+  t.same(parseSettings(undefined), DEFAULT_SETTINGS);
+  t.same(parseSettings('{"allowed_origins":["https://a.example"]}'), {
+    ...DEFAULT_SETTINGS,
+    allowed_origins: ['https://a.example'],
+  });
+});
