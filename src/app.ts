@@ -156,7 +156,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     registerPublicApi(server, { ...services, router });
     const bundles = new WebBundles();
     registerWidgetRoutes(server, { ...services, bundles });
-    registerAgentRoutes(server, services);
+    registerAgentRoutes(server, { ...services, bundles });
     sockets.attach(server.server);
     const port = await listen(server, config.PORT, config.HOST);
     stack.push(() => closeGracefully(server, options.shutdownGraceMs ?? 10_000));

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Request, Response, Server } from 'restify';
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
@@ -5,20 +6,76 @@ import type { Agent, AgentStore } from '../store/agent-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { sendDetail } from './http-server.ts';
+import type { WebBundles } from './web-bundle.ts';
 
 /** What the agents' HTTP side reads. */
 export interface AgentRouteDeps {
   agents: AgentStore;
   chatbots: ChatbotStore;
   conversations: ConversationStore;
+  bundles: WebBundles;
 }
 
+/** The console page allows its own script and socket, inline styles (the script injects them), nothing else. */
+const CONSOLE_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'unsafe-inline'",
+  "connect-src 'self'",
+  'img-src data:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const CONSOLE_PAGE = new URL('../../web/console/index.html', import.meta.url);
+
 /**
- * The transcript an agent opens a conversation with: `GET /agents/v1/conversations/{chatbot_id}/
- * {session_id}` with the agent's token as a Bearer credential; another owner's conversation is not
- * found.
+ * The agent console and what it reads with the agent's token as a Bearer credential: `GET /agents`
+ * (the page), `GET /agents/console.js`, `GET /agents/v1/me` (who the token belongs to) and
+ * `GET /agents/v1/conversations/{chatbot_id}/{session_id}` (a transcript; another owner's
+ * conversation is not found).
  */
 export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void {
+  let page: Promise<Buffer> | undefined;
+  server.get('/agents', async (_req: Request, res: Response) => {
+    page ??= readFile(CONSOLE_PAGE);
+    const body = await page;
+    res.writeHead(200, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Length': body.length,
+      'Content-Security-Policy': CONSOLE_POLICY,
+      'Cache-Control': 'no-cache',
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+    });
+    res.end(body);
+  });
+
+  server.get('/agents/console.js', async (req: Request, res: Response) => {
+    const bundle = await deps.bundles.get('console/console.ts');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('ETag', bundle.etag);
+    if (req.headers['if-none-match'] === bundle.etag) {
+      res.writeHead(304);
+      res.end();
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'application/javascript; charset=utf-8',
+      'Content-Length': bundle.body.length,
+      'X-Content-Type-Options': 'nosniff',
+    });
+    res.end(bundle.body);
+  });
+
+  server.get('/agents/v1/me', async (req: Request, res: Response) => {
+    const agent = await bearerAgent(deps.agents, req);
+    if (!agent) return sendDetail(res, 401, 'Invalid agent token.');
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(200, { id: agent.id, name: agent.name });
+  });
+
   server.get('/agents/v1/conversations/:chatbot_id/:session_id', async (req: Request, res: Response) => {
     const agent = await bearerAgent(deps.agents, req);
     if (!agent) return sendDetail(res, 401, 'Invalid agent token.');

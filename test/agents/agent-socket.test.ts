@@ -309,3 +309,43 @@ t.test('the transcript endpoint', async (t) => {
   t.same([missing.status, await missing.json()], [404, { detail: 'Conversation not found.' }]);
   await widget.close();
 });
+
+t.test('who a token belongs to: GET /agents/v1/me', async (t) => {
+  const res = await fetch(`${gw.baseUrl}/agents/v1/me`, { headers: { authorization: `Bearer ${alice.token}` } });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('cache-control'), 'no-store');
+  t.same(await res.json(), { id: alice.id, name: 'Alice' });
+  for (const headers of [{}, { authorization: 'Bearer ag_wrong' }, { authorization: `Basic ${alice.token}` }]) {
+    const refused = await fetch(`${gw.baseUrl}/agents/v1/me`, { headers });
+    t.same([refused.status, await refused.json()], [401, { detail: 'Invalid agent token.' }]);
+  }
+});
+
+t.test('the console page and its script', async (t) => {
+  const page = await fetch(`${gw.baseUrl}/agents`);
+  t.equal(page.status, 200);
+  t.same(
+    ['content-type', 'content-security-policy', 'cache-control', 'x-content-type-options', 'referrer-policy'].map(
+      (name) => page.headers.get(name),
+    ),
+    [
+      'text/html; charset=utf-8',
+      "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; " +
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      'no-cache',
+      'nosniff',
+      'no-referrer',
+    ],
+  );
+  t.match(await page.text(), /<script src="\/agents\/console\.js" defer><\/script>/);
+  const script = await fetch(`${gw.baseUrl}/agents/console.js`);
+  t.equal(script.status, 200);
+  t.equal(script.headers.get('content-type'), 'application/javascript; charset=utf-8');
+  t.equal(script.headers.get('cache-control'), 'no-cache');
+  const etag = script.headers.get('etag');
+  t.match(etag, /^"[A-Za-z0-9_-]{27}"$/);
+  const body = await script.text();
+  t.ok(body.length > 1000 && body.length < 60_000, `a small bundle (${body.length} bytes)`);
+  const again = await fetch(`${gw.baseUrl}/agents/console.js`, { headers: { 'if-none-match': etag! } });
+  t.same([again.status, await again.text()], [304, '']);
+});
