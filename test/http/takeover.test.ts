@@ -98,7 +98,13 @@ t.test('a takeover during a slow LLM call: the caller gets "" at once, the late 
 });
 
 t.test('a takeover from another process (the CLI) silences an in-flight reply here', async (t) => {
-  openai.behaviour = () => ({ text: 'should not appear', delayMs: 2500 });
+  // The LLM answers only once the takeover is done, however long the CLI takes to start.
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  openai.behaviour = async () => {
+    await answered;
+    return { text: 'should not appear' };
+  };
   const calls = openai.requests.length;
   const pending = chat('help', 'cli-1');
   await waitFor(() => openai.requests.length > calls, 'the LLM call');
@@ -117,6 +123,7 @@ t.test('a takeover from another process (the CLI) silences an in-flight reply he
     taken_over_by: 'carol',
   });
   t.same(await pending, { status: 200, body: { response: '' } });
+  answer();
   await waitFor(() => openai.inFlight === 0, 'the slow call to end');
   await new Promise((resolve) => setTimeout(resolve, 100));
   const shown = JSON.parse(
