@@ -17,6 +17,8 @@ import { WidgetSessionStore } from './store/widget-session-store.ts';
 import { AgentHub } from './agents/agent-hub.ts';
 import { AgentSocket } from './agents/agent-socket.ts';
 import { registerAgentRoutes } from './http/agent-routes.ts';
+import { registerTelegramRoutes } from './http/telegram-routes.ts';
+import { TelegramChannel } from './channels/telegram/adapter.ts';
 import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
@@ -137,8 +139,21 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         authTimeoutMs: 10_000,
       }),
     );
+    const telegram = new TelegramChannel({
+      store: services.telegram,
+      chatbots: services.chatbots,
+      router,
+      logger,
+      apiRoot: config.TELEGRAM_API_ROOT,
+      publicUrl: config.PUBLIC_URL,
+      pollerLeaseMs: config.TELEGRAM_POLLER_LEASE_MS,
+    });
     await services.signals.subscribe((signal) => {
-      if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
+      if (signal.kind === 'channel') {
+        void telegram.reload(signal.chatbot_id).catch((error: unknown) => {
+          logger.error({ err: error, chatbot_id: signal.chatbot_id }, 'could not restart a telegram bot');
+        });
+      } else if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
       else if (signal.kind === 'visitor') widgetOutbound.deliver(signal.chatbot_id, signal.session_id, signal.push);
       else if (signal.kind === 'escalated') {
         widgetOutbound.deliver(signal.chatbot_id, signal.session_id, { type: 'escalated' });
@@ -152,11 +167,14 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         });
     });
     stack.push(() => services.signals.stop());
+    await telegram.start();
+    stack.push(() => telegram.stop());
     registerHealthRoutes(server, () => redisAnswers(handle));
     registerPublicApi(server, { ...services, router });
     const bundles = new WebBundles();
     registerWidgetRoutes(server, { ...services, bundles });
     registerAgentRoutes(server, { ...services, bundles });
+    registerTelegramRoutes(server, telegram);
     sockets.attach(server.server);
     const port = await listen(server, config.PORT, config.HOST);
     stack.push(() => closeGracefully(server, options.shutdownGraceMs ?? 10_000));

@@ -76,6 +76,8 @@ const schema = z.object({
   SOCKET_HEARTBEAT_MS: positiveInt.default(30_000),
   SOCKET_SEND_BUFFER_BYTES: positiveInt.default(1024 * 1024),
   TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
+  /** How long a gateway may long-poll a Telegram bot before renewing its lease (others take over after). */
+  TELEGRAM_POLLER_LEASE_MS: positiveInt.default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -2,6 +2,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { ConversationControl } from './conversations/conversation-control.ts';
 import type { EventSink } from './events/webhook-event.ts';
+import { TelegramReplies } from './channels/telegram/outbound.ts';
 import type { Logger } from './logger.ts';
 import { AccountStore } from './store/account-store.ts';
 import { ApiKeyStore } from './store/api-key-store.ts';
@@ -22,6 +23,7 @@ import { AgentPresence } from './store/agent-presence.ts';
 import { AgentStore } from './store/agent-store.ts';
 import { LeadStore } from './store/lead-store.ts';
 import { SourceStore } from './store/source-store.ts';
+import { TelegramStore } from './store/telegram-store.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
 export interface Services {
@@ -45,6 +47,7 @@ export interface Services {
   leadCapture: LeadCapture;
   presence: AgentPresence;
   agents: AgentStore;
+  telegram: TelegramStore;
   keys: RedisKeys;
 }
 
@@ -67,6 +70,8 @@ export function createServices(
   const conversations = new ConversationStore(redis, keys, clock);
   const signals = new SignalBus(redis, keys, logger);
   const leads = new LeadStore(redis, keys);
+  const telegram = new TelegramStore(redis, keys);
+  const telegramReplies = new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT });
   return {
     accounts: new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS)),
     apiKeys,
@@ -78,7 +83,7 @@ export function createServices(
     }),
     quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
     conversations,
-    control: new ConversationControl({ conversations, events, signals, clock }),
+    control: new ConversationControl({ conversations, events, signals, clock, telegram: telegramReplies }),
     signals,
     webhooks,
     deliveries,
@@ -90,6 +95,7 @@ export function createServices(
     leadCapture: new LeadCapture({ leads, events, clock }),
     presence: new AgentPresence(redis, keys, clock),
     agents: new AgentStore(redis, keys, clock),
+    telegram,
     keys,
   };
 }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerAccountCommands } from './account-commands.ts';
 import { registerAgentCommands } from './agent-commands.ts';
+import { registerChannelCommands } from './channel-commands.ts';
 import { registerChatbotCommands } from './chatbot-commands.ts';
 import { registerConversationCommands } from './conversation-commands.ts';
 import { registerLeadCommands } from './lead-commands.ts';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerWebhookCommands(program);
   registerLeadCommands(program);
   registerAgentCommands(program);
+  registerChannelCommands(program);
   return program;
 }
 

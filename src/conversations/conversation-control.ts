@@ -10,6 +10,11 @@ import type {
 import type { SignalBus } from '../store/signal-bus.ts';
 import { escalationChannel } from './session.ts';
 
+/** Sends an agent's reply to a Telegram chat (any process can: the Bot API needs no socket of ours). */
+export interface TelegramDelivery {
+  send(chatbotId: string, sessionId: string, text: string): Promise<void>;
+}
+
 /**
  * Takeover, release and escalation, from any process (a gateway, the CLI): the change is written to
  * Redis first, then signalled, so the actor holding the conversation, in whichever gateway, reloads
@@ -20,12 +25,20 @@ export class ConversationControl {
   private readonly events: EventSink;
   private readonly signals: SignalBus;
   private readonly clock: Clock;
+  private readonly telegram: TelegramDelivery | undefined;
 
-  constructor(deps: { conversations: ConversationStore; events: EventSink; signals: SignalBus; clock: Clock }) {
+  constructor(deps: {
+    conversations: ConversationStore;
+    events: EventSink;
+    signals: SignalBus;
+    clock: Clock;
+    telegram?: TelegramDelivery;
+  }) {
     this.conversations = deps.conversations;
     this.events = deps.events;
     this.signals = deps.signals;
     this.clock = deps.clock;
+    this.telegram = deps.telegram;
   }
 
   async takeOver(chatbotId: string, sessionId: string, agent: string): Promise<ConversationView> {
@@ -42,11 +55,16 @@ export class ConversationControl {
 
   /**
    * A human agent's reply: stored as role `agent` (the agent must hold the conversation), then sent to
-   * the visitor's channel and to the owner's agents, wherever their sockets are.
+   * the visitor's channel (a Telegram chat directly, the widget's sockets over pub/sub) and to the
+   * owner's agents, wherever their sockets are.
    */
   async reply(chatbotId: string, sessionId: string, agent: string, content: string): Promise<StoredMessage> {
     const message = await this.conversations.appendAgentReply(chatbotId, sessionId, agent, content);
     await this.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message });
+    if (escalationChannel(sessionId) === 'telegram' && this.telegram) {
+      await this.telegram.send(chatbotId, sessionId, content);
+      return message;
+    }
     await this.signals.publish({
       kind: 'visitor',
       chatbot_id: chatbotId,

@@ -78,6 +78,22 @@ export class RedisKeys {
   lead(chatbotId: string, leadId: string): string {
     return `${this.prefix}{b:${chatbotId}}:lead:${leadId}`;
   }
+  /** A chatbot's Telegram connection (token, mode, secret token, the bot's identity). */
+  telegram(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:telegram`;
+  }
+  /** Chatbots with a Telegram connection. */
+  telegramBots(): string {
+    return `${this.prefix}telegram-bots`;
+  }
+  /** An update already taken in (Telegram re-sends updates it thinks were not received). */
+  telegramUpdate(chatbotId: string, updateId: number): string {
+    return `${this.prefix}{b:${chatbotId}}:telegram:update:${updateId}`;
+  }
+  /** Which gateway process long-polls a chatbot's Telegram bot (one at a time). */
+  telegramPoller(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:telegram:poller`;
+  }
   agentsOf(userId: string): string {
     return `${this.prefix}{u:${userId}}:agents`;
   }

@@ -20,7 +20,9 @@ export type Signal =
   | { kind: 'escalated'; chatbot_id: string; session_id: string; escalated_at: string }
   | { kind: 'visitor'; chatbot_id: string; session_id: string; push: VisitorPush }
   /** A source's chunks were written or removed: in-process search indexes reload them. */
-  | { kind: 'source-chunks'; chatbot_id: string; source_id: string };
+  | { kind: 'source-chunks'; chatbot_id: string; source_id: string }
+  /** A chatbot's messaging channel was connected, changed or removed: gateways restart its bot. */
+  | { kind: 'channel'; chatbot_id: string; channel: 'telegram' };
 
 /** A received signal, with the bus that published it. */
 export type ReceivedSignal = Signal & { origin: string };

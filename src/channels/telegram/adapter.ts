@@ -1,0 +1,306 @@
+import { randomUUID } from 'node:crypto';
+import { Bot, webhookCallback, type Context } from 'grammy';
+import type { UserFromGetMe } from 'grammy/types';
+import type { ConversationRouter } from '../../actors/conversation-router.ts';
+import { DomainError, ValidationError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
+import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
+import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE, telegramWebhookPath } from './config.ts';
+import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
+import { retrying, TelegramOutbound, telegramApi } from './outbound.ts';
+
+/** What the Telegram channel works with. */
+export interface TelegramDeps {
+  store: TelegramStore;
+  chatbots: ChatbotStore;
+  router: ConversationRouter;
+  logger: Logger;
+  /** `TELEGRAM_API_ROOT`: another Bot API server. */
+  apiRoot?: string;
+  /** `PUBLIC_URL`: when set, webhook mode registers `PUBLIC_URL/channels/telegram/{id}` with Telegram. */
+  publicUrl?: string;
+  /** How long a poller's right lasts unless renewed (renewed every third of it). */
+  pollerLeaseMs?: number;
+}
+
+/** The webhook's request-response pair, as the HTTP layer hands it over. */
+export interface WebhookExchange {
+  /** The parsed update (the body is read only after the secret token matched). */
+  update: unknown;
+  secretToken: string | undefined;
+  /** 200 with no body: the update was taken in. */
+  accept(): void;
+  unauthorized(): void;
+}
+
+/** Telegram re-sends the typing action's effect after 5 s; it is renewed a little before. */
+const TYPING_RENEW_MS = 4500;
+/** Long polling waits this long for updates per request (Telegram's own limit is 50 s). */
+const POLL_TIMEOUT_SECONDS = 25;
+
+/** One chatbot's running bot. */
+interface Running {
+  connection: TelegramConnection;
+  bot: Bot;
+  outbound: TelegramOutbound;
+  webhook?: (exchange: WebhookExchange) => Promise<void>;
+  poller?: Poller;
+  /** Per chat, the updates being taken in, in order. */
+  chats: Map<number, Promise<void>>;
+}
+
+/**
+ * The Telegram channel: one grammY bot per connected chatbot, fed by the webhook route (any gateway
+ * process may receive it) or by long polling (one process per bot at a time, by a lease in Redis).
+ * Updates are acknowledged at once and taken in per chat, in order; a re-sent update (same
+ * `update_id`) is taken in once across all processes. Text goes to the conversation actor; its reply
+ * comes back with sendMessage, with the typing action while the AI works.
+ */
+export class TelegramChannel {
+  private readonly deps: TelegramDeps;
+  private readonly running = new Map<string, Running>();
+  /** Identifies this process as a poller holder. */
+  private readonly holder = randomUUID();
+  private stopped = false;
+
+  constructor(deps: TelegramDeps) {
+    this.deps = deps;
+  }
+
+  /** Starts every connected chatbot's bot. */
+  async start(): Promise<void> {
+    for (const connection of await this.deps.store.list()) await this.apply(connection);
+  }
+
+  /** A chatbot's connection changed (in any process): stops its bot and starts it as stored now. */
+  async reload(chatbotId: string): Promise<void> {
+    if (this.stopped) return;
+    await this.halt(chatbotId);
+    const connection = await this.deps.store.find(chatbotId);
+    if (connection) await this.apply(connection);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.running.keys()].map((chatbotId) => this.halt(chatbotId)));
+  }
+
+  /**
+   * A webhook call for the chatbot; false when the chatbot has no Telegram connection in webhook mode
+   * (not found). A connection made by another process is picked up here even before its signal.
+   */
+  async webhook(chatbotId: string, exchange: WebhookExchange): Promise<boolean> {
+    let running = this.running.get(chatbotId);
+    if (!running?.webhook) {
+      await this.reload(chatbotId);
+      running = this.running.get(chatbotId);
+    }
+    if (!running?.webhook) return false;
+    await running.webhook(exchange);
+    return true;
+  }
+
+  /**
+   * The secret token a webhook call for the chatbot must carry (checked before its body is read), or
+   * undefined when the chatbot has no Telegram connection in webhook mode.
+   */
+  async webhookSecret(chatbotId: string): Promise<string | undefined> {
+    if (!this.running.get(chatbotId)?.webhook) await this.reload(chatbotId);
+    const running = this.running.get(chatbotId);
+    return running?.webhook ? running.connection.secretToken : undefined;
+  }
+
+  private async apply(connection: TelegramConnection): Promise<void> {
+    const { chatbotId } = connection;
+    const apiRoot = this.deps.apiRoot;
+    const bot = new Bot(connection.token, {
+      botInfo: connection.botInfo as unknown as UserFromGetMe,
+      ...(apiRoot ? { client: { apiRoot } } : {}),
+    });
+    bot.api.config.use(retrying());
+    const running: Running = {
+      connection,
+      bot,
+      outbound: new TelegramOutbound(telegramApi(connection.token, { apiRoot })),
+      chats: new Map(),
+    };
+    bot.use((ctx) => this.take(running, ctx));
+    bot.catch((error) => this.deps.logger.error({ err: error.error, chatbot_id: chatbotId }, 'telegram update failed'));
+    this.running.set(chatbotId, running);
+    if (connection.mode === 'webhook') {
+      const callback = webhookCallback(bot, adapter, { secretToken: connection.secretToken });
+      // Typed after the adapter's handler return; at run time it is the callback's promise.
+      running.webhook = async (exchange) => {
+        await (callback(exchange) as unknown as Promise<unknown>);
+      };
+      if (this.deps.publicUrl) {
+        const url = new URL(telegramWebhookPath(chatbotId), this.deps.publicUrl).href;
+        await bot.api
+          .setWebhook(url, { secret_token: connection.secretToken, allowed_updates: ['message'] })
+          .catch((error: unknown) =>
+            this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'telegram setWebhook failed'),
+          );
+      }
+    } else {
+      running.poller = new Poller(chatbotId, bot, this.deps, this.holder);
+      running.poller.start();
+    }
+  }
+
+  private async halt(chatbotId: string): Promise<void> {
+    const running = this.running.get(chatbotId);
+    if (!running) return;
+    this.running.delete(chatbotId);
+    await running.poller?.stop();
+  }
+
+  /**
+   * One update: remembered first (so a re-sent one is dropped), then queued behind the chat's earlier
+   * updates. Resolves without waiting for the AI, so the webhook is answered at once.
+   */
+  private async take(running: Running, ctx: Context): Promise<void> {
+    const { chatbotId } = running.connection;
+    if (!(await this.deps.store.firstSight(chatbotId, ctx.update.update_id))) return;
+    const inbound = mapTelegramUpdate(ctx.update);
+    if (inbound.kind === 'ignored') return;
+    const before = running.chats.get(inbound.chatId) ?? Promise.resolve();
+    const next = before.then(() => this.handle(running, inbound));
+    running.chats.set(inbound.chatId, next);
+    void next.finally(() => {
+      if (running.chats.get(inbound.chatId) === next) running.chats.delete(inbound.chatId);
+    });
+  }
+
+  /** Never rejects: a failure is logged and, where it helps, told to the chat. */
+  private async handle(running: Running, inbound: Exclude<TelegramInbound, { kind: 'ignored' }>): Promise<void> {
+    const { outbound, connection } = running;
+    try {
+      const chatbot = await this.deps.chatbots.get(connection.chatbotId);
+      if (inbound.kind === 'unsupported') return await outbound.sendText(inbound.chatId, TEXT_ONLY_NOTICE);
+      if (inbound.kind === 'start') {
+        return await outbound.sendText(inbound.chatId, chatbot.settings.widget.welcome_message || DEFAULT_WELCOME);
+      }
+      // The chat's next update waits only until this one is with its conversation actor.
+      void this.converse(chatbot, running, inbound.chatId, inbound.sessionId, inbound.content);
+    } catch (error) {
+      await this.fail(running, inbound.chatId, error);
+    }
+  }
+
+  private async converse(
+    chatbot: Chatbot,
+    running: Running,
+    chatId: number,
+    sessionId: string,
+    content: string,
+  ): Promise<void> {
+    const { outbound } = running;
+    let typing: NodeJS.Timeout | undefined;
+    try {
+      if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
+      const sendTyping = () => void outbound.typing(chatId).catch(() => {});
+      const onTyping = () => {
+        sendTyping();
+        typing ??= setInterval(sendTyping, TYPING_RENEW_MS);
+      };
+      const outcome = await this.deps.router.send({ chatbot, sessionId, content, channel: 'telegram', onTyping });
+      clearInterval(typing);
+      if (outcome.kind === 'failed') throw outcome.error;
+      if (outcome.kind === 'reply') await outbound.sendText(chatId, outcome.text);
+    } catch (error) {
+      clearInterval(typing);
+      await this.fail(running, chatId, error);
+    }
+  }
+
+  /** A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words. */
+  private async fail(running: Running, chatId: number, error: unknown): Promise<void> {
+    const chatbotId = running.connection.chatbotId;
+    if (!(error instanceof DomainError)) {
+      this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'telegram message failed');
+      return;
+    }
+    await running.outbound
+      .sendText(chatId, error.detail)
+      .catch((sendError: unknown) =>
+        this.deps.logger.warn({ err: sendError, chatbot_id: chatbotId }, 'telegram notice not sent'),
+      );
+  }
+}
+
+/** grammY's webhook callback on the gateway's HTTP layer (grammY ships no restify adapter). */
+function adapter(exchange: WebhookExchange) {
+  return {
+    update: exchange.update as never,
+    header: exchange.secretToken,
+    end: () => exchange.accept(),
+    respond: () => exchange.accept(),
+    unauthorized: () => exchange.unauthorized(),
+  };
+}
+
+/**
+ * Long polling for one bot, in at most one process at a time: the process that holds the lease in
+ * Redis polls and renews it; the others check now and then and take over when it lapses.
+ */
+class Poller {
+  private readonly chatbotId: string;
+  private readonly bot: Bot;
+  private readonly deps: TelegramDeps;
+  private readonly holder: string;
+  private readonly leaseMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+
+  constructor(chatbotId: string, bot: Bot, deps: TelegramDeps, holder: string) {
+    this.chatbotId = chatbotId;
+    this.bot = bot;
+    this.deps = deps;
+    this.holder = holder;
+    this.leaseMs = deps.pollerLeaseMs ?? 30_000;
+  }
+
+  start(): void {
+    const tick = () => void this.tick();
+    this.timer = setInterval(tick, this.leaseMs / 3);
+    this.timer.unref();
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.halt();
+    await this.deps.store.releasePoller(this.chatbotId, this.holder).catch(() => {});
+  }
+
+  private async tick(): Promise<void> {
+    let held: boolean;
+    try {
+      held = await this.deps.store.holdPoller(this.chatbotId, this.holder, this.leaseMs);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, chatbot_id: this.chatbotId }, 'telegram poller lease');
+      held = false;
+    }
+    if (this.timer === undefined) return;
+    if (held && !this.polling) {
+      this.polling = this.bot
+        .start({ allowed_updates: ['message'], timeout: POLL_TIMEOUT_SECONDS })
+        .catch((error: unknown) =>
+          this.deps.logger.error({ err: error, chatbot_id: this.chatbotId }, 'telegram polling stopped'),
+        )
+        .finally(() => {
+          this.polling = undefined;
+        });
+    } else if (!held && this.polling) {
+      await this.halt();
+    }
+  }
+
+  private async halt(): Promise<void> {
+    if (!this.polling) return;
+    await this.bot.stop();
+    await this.polling;
+  }
+}
