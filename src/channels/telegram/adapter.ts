@@ -60,6 +60,7 @@ interface Running {
 export class TelegramChannel {
   private readonly deps: TelegramDeps;
   private readonly running = new Map<string, Running>();
+  private readonly reloading = new Map<string, Promise<void>>();
   /** Identifies this process as a poller holder. */
   private readonly holder = randomUUID();
   private stopped = false;
@@ -73,12 +74,25 @@ export class TelegramChannel {
     for (const connection of await this.deps.store.list()) await this.apply(connection);
   }
 
-  /** A chatbot's connection changed (in any process): stops its bot and starts it as stored now. */
-  async reload(chatbotId: string): Promise<void> {
-    if (this.stopped) return;
-    await this.halt(chatbotId);
-    const connection = await this.deps.store.find(chatbotId);
-    if (connection) await this.apply(connection);
+  /**
+   * A chatbot's connection changed (in any process): stops its bot and starts it as stored now.
+   * Reloads of one chatbot run one after another, so two never leave two bots (or two pollers) behind.
+   */
+  reload(chatbotId: string): Promise<void> {
+    const before = this.reloading.get(chatbotId) ?? Promise.resolve();
+    const next = before.then(async () => {
+      if (this.stopped) return;
+      await this.halt(chatbotId);
+      const connection = await this.deps.store.find(chatbotId);
+      if (connection) await this.apply(connection);
+    });
+    this.reloading.set(chatbotId, next);
+    void next
+      .catch(() => {})
+      .finally(() => {
+        if (this.reloading.get(chatbotId) === next) this.reloading.delete(chatbotId);
+      });
+    return next;
   }
 
   async stop(): Promise<void> {
@@ -91,11 +105,7 @@ export class TelegramChannel {
    * (not found). A connection made by another process is picked up here even before its signal.
    */
   async webhook(chatbotId: string, exchange: WebhookExchange): Promise<boolean> {
-    let running = this.running.get(chatbotId);
-    if (!running?.webhook) {
-      await this.reload(chatbotId);
-      running = this.running.get(chatbotId);
-    }
+    const running = await this.current(chatbotId);
     if (!running?.webhook) return false;
     await running.webhook(exchange);
     return true;
@@ -106,9 +116,17 @@ export class TelegramChannel {
    * undefined when the chatbot has no Telegram connection in webhook mode.
    */
   async webhookSecret(chatbotId: string): Promise<string | undefined> {
-    if (!this.running.get(chatbotId)?.webhook) await this.reload(chatbotId);
-    const running = this.running.get(chatbotId);
+    const running = await this.current(chatbotId);
     return running?.webhook ? running.connection.secretToken : undefined;
+  }
+
+  /**
+   * The chatbot's running bot. One not running here is looked up in Redis (another process may have
+   * connected it, its signal still on the way); a running one is never restarted by a webhook call.
+   */
+  private async current(chatbotId: string): Promise<Running | undefined> {
+    if (!this.running.has(chatbotId)) await this.reload(chatbotId);
+    return this.running.get(chatbotId);
   }
 
   private async apply(connection: TelegramConnection): Promise<void> {

@@ -272,8 +272,13 @@ t.test('polling mode: one gateway polls, updates are answered, disconnect stops 
   telegram.queueUpdate(token, textUpdate(nextUpdate++, 1201, 'polled'));
   await until(() => sent(token).length === 1, 'the reply');
   t.same(sent(token), [[1201, 'AI: polled']]);
-  const gone = await post(bot.id, 'anything', textUpdate(nextUpdate++, 1201, 'x'));
-  t.equal(gone.status, 404, 'no webhook in polling mode');
+  const starts = telegram.of('deleteWebhook', token).length;
+  const gone = await Promise.all(
+    Array.from({ length: 20 }, () => post(bot.id, 'anything', textUpdate(nextUpdate++, 1201, 'x'))),
+  );
+  t.same(new Set(gone.map((r) => r.status)), new Set([404]), 'no webhook in polling mode');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(telegram.of('deleteWebhook', token).length, starts, 'webhook calls never restart the poller');
   t.same(await runCliJson(['channel', 'telegram', '--bot', bot.id, '--disconnect'], cliEnv), {
     chatbot_id: bot.id,
     disconnected: true,
