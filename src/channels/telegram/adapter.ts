@@ -8,7 +8,7 @@ import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
 import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE, telegramWebhookPath } from './config.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
-import { retrying, TelegramOutbound, telegramApi } from './outbound.ts';
+import { retrying, TelegramOutbound } from './outbound.ts';
 
 /** What the Telegram channel works with. */
 export interface TelegramDeps {
@@ -140,7 +140,7 @@ export class TelegramChannel {
     const running: Running = {
       connection,
       bot,
-      outbound: new TelegramOutbound(telegramApi(connection.token, { apiRoot })),
+      outbound: new TelegramOutbound(bot.api),
       chats: new Map(),
     };
     bot.use((ctx) => this.take(running, ctx));

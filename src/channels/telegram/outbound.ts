@@ -46,7 +46,8 @@ export class TelegramOutbound {
 export class TelegramReplies {
   private readonly store: TelegramStore;
   private readonly options: TelegramApiOptions;
-  private readonly apis = new Map<string, Api>();
+  /** One client per token, reused across replies. */
+  private readonly outbounds = new Map<string, TelegramOutbound>();
 
   constructor(store: TelegramStore, options: TelegramApiOptions) {
     this.store = store;
@@ -57,8 +58,11 @@ export class TelegramReplies {
     const chatId = telegramChatId(sessionId);
     if (chatId === undefined) throw new NotFoundError('Conversation not found.');
     const connection = await this.store.get(chatbotId);
-    let api = this.apis.get(connection.token);
-    if (!api) this.apis.set(connection.token, (api = telegramApi(connection.token, this.options)));
-    await new TelegramOutbound(api).sendText(chatId, text);
+    let outbound = this.outbounds.get(connection.token);
+    if (!outbound) {
+      outbound = new TelegramOutbound(telegramApi(connection.token, this.options));
+      this.outbounds.set(connection.token, outbound);
+    }
+    await outbound.sendText(chatId, text);
   }
 }
