@@ -19,6 +19,8 @@ import { AgentSocket } from './agents/agent-socket.ts';
 import { registerAgentRoutes } from './http/agent-routes.ts';
 import { registerTelegramRoutes } from './http/telegram-routes.ts';
 import { TelegramChannel } from './channels/telegram/adapter.ts';
+import { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
+import { baileysSocketFactory, type WhatsAppSocketFactory } from './channels/whatsapp/socket.ts';
 import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
@@ -35,6 +37,7 @@ export interface App {
   readonly retrieval: Retrieval;
   readonly ingestion: IngestionWorker;
   readonly sockets: SocketServer;
+  readonly whatsapp: WhatsAppChannel;
   stop(): Promise<void>;
 }
 
@@ -46,6 +49,10 @@ export interface AppOptions {
   providers?: LlmProviders;
   retriever?: Retriever;
   events?: EventSink;
+  /** Makes WhatsApp sockets (tests pass fakes); Baileys' real sockets otherwise. */
+  whatsappSockets?: WhatsAppSocketFactory;
+  /** The first WhatsApp reconnect delay (tests shorten it). */
+  whatsappReconnectMs?: number;
 }
 
 /**
@@ -148,14 +155,30 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       publicUrl: config.PUBLIC_URL,
       pollerLeaseMs: config.TELEGRAM_POLLER_LEASE_MS,
     });
+    const whatsapp = new WhatsAppChannel({
+      store: services.whatsapp,
+      chatbots: services.chatbots,
+      router,
+      control: services.control,
+      logger,
+      socketFactory: options.whatsappSockets ?? baileysSocketFactory(),
+      leaseMs: config.WHATSAPP_SOCKET_LEASE_MS,
+      reconnectFirstMs: options.whatsappReconnectMs,
+    });
     await services.signals.subscribe((signal) => {
       if (signal.kind === 'channel') {
-        void telegram.reload(signal.chatbot_id).catch((error: unknown) => {
-          logger.error({ err: error, chatbot_id: signal.chatbot_id }, 'could not restart a telegram bot');
+        const channel = signal.channel === 'whatsapp' ? whatsapp : telegram;
+        void channel.reload(signal.chatbot_id).catch((error: unknown) => {
+          logger.error(
+            { err: error, chatbot_id: signal.chatbot_id },
+            `could not restart the ${signal.channel} channel`,
+          );
         });
       } else if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
-      else if (signal.kind === 'visitor') widgetOutbound.deliver(signal.chatbot_id, signal.session_id, signal.push);
-      else if (signal.kind === 'escalated') {
+      else if (signal.kind === 'visitor') {
+        widgetOutbound.deliver(signal.chatbot_id, signal.session_id, signal.push);
+        whatsapp.deliver(signal.chatbot_id, signal.session_id, signal.push);
+      } else if (signal.kind === 'escalated') {
         widgetOutbound.deliver(signal.chatbot_id, signal.session_id, { type: 'escalated' });
         agentHub.onSignal(signal);
       } else if (signal.kind === 'message') agentHub.onSignal(signal);
@@ -169,6 +192,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     stack.push(() => services.signals.stop());
     await telegram.start();
     stack.push(() => telegram.stop());
+    await whatsapp.start();
+    stack.push(() => whatsapp.stop());
     registerHealthRoutes(server, () => redisAnswers(handle));
     registerPublicApi(server, { ...services, router });
     const bundles = new WebBundles();
@@ -189,6 +214,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       retrieval,
       ingestion,
       sockets,
+      whatsapp,
       stop: async () => {
         await unwind();
         logger.info('gateway stopped');

@@ -78,6 +78,8 @@ const schema = z.object({
   TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
   /** How long a gateway may long-poll a Telegram bot before renewing its lease (others take over after). */
   TELEGRAM_POLLER_LEASE_MS: positiveInt.default(30_000),
+  /** How long a gateway may run a chatbot's WhatsApp socket before renewing its lease (others take over after). */
+  WHATSAPP_SOCKET_LEASE_MS: positiveInt.default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -24,6 +24,7 @@ import { AgentStore } from './store/agent-store.ts';
 import { LeadStore } from './store/lead-store.ts';
 import { SourceStore } from './store/source-store.ts';
 import { TelegramStore } from './store/telegram-store.ts';
+import { WhatsAppStore } from './store/whatsapp-store.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
 export interface Services {
@@ -48,6 +49,7 @@ export interface Services {
   presence: AgentPresence;
   agents: AgentStore;
   telegram: TelegramStore;
+  whatsapp: WhatsAppStore;
   keys: RedisKeys;
 }
 
@@ -96,6 +98,7 @@ export function createServices(
     presence: new AgentPresence(redis, keys, clock),
     agents: new AgentStore(redis, keys, clock),
     telegram,
+    whatsapp: new WhatsAppStore(redis, keys, clock),
     keys,
   };
 }

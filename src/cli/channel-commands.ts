@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { Api, GrammyError } from 'grammy';
 import { TELEGRAM_TOKEN, telegramWebhookPath } from '../channels/telegram/config.ts';
+import { pairingPhone } from '../channels/whatsapp/config.ts';
 import { ValidationError } from '../errors.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
+import { linkWhatsApp } from './whatsapp-linking.ts';
 
 interface TelegramOptions {
   bot: string;
@@ -11,9 +13,17 @@ interface TelegramOptions {
   disconnect?: boolean;
 }
 
-/** `channel telegram`: connects a chatbot to a Telegram bot (or disconnects it). */
+interface WhatsAppOptions {
+  bot: string;
+  phone?: string;
+  status?: boolean;
+  disconnect?: boolean;
+}
+
+/** `channel telegram` and `channel whatsapp`: connect a chatbot to a messaging account (or disconnect it). */
 export function registerChannelCommands(program: Command): void {
   const channel = program.command('channel').description('messaging channels');
+  registerWhatsApp(channel);
   channel
     .command('telegram')
     .description('connect a chatbot to a Telegram bot made with @BotFather')
@@ -59,6 +69,40 @@ export function registerChannelCommands(program: Command): void {
           webhook_path: webhook ? telegramWebhookPath(chatbot.id) : null,
           secret_token: webhook ? connection.secretToken : null,
         };
+      }),
+    );
+}
+
+/**
+ * `channel whatsapp`: links a WhatsApp account to a chatbot by QR code (or pairing code with
+ * `--phone`), through the gateway that runs the socket; reports the link state with `--status`.
+ */
+function registerWhatsApp(channel: Command): void {
+  channel
+    .command('whatsapp')
+    .description('link a WhatsApp account to a chatbot (QR code, or pairing code with --phone)')
+    .requiredOption('--bot <id>', 'chatbot id')
+    .option('--phone <number>', 'link with a pairing code for this number (with country code)')
+    .option('--status', 'print the link state and change nothing')
+    .option('--disconnect', 'unlink the device and stop answering on WhatsApp')
+    .action((opts: WhatsAppOptions) =>
+      runCommand(async (s) => {
+        const chatbot = await s.chatbots.get(opts.bot.toLowerCase());
+        if (opts.status) return s.whatsapp.get(chatbot.id);
+        if (opts.disconnect) {
+          if (!(await s.whatsapp.disconnect(chatbot.id))) {
+            throw new CliError('WhatsApp is not connected for this chatbot.');
+          }
+          await s.signals.publish({ kind: 'channel', chatbot_id: chatbot.id, channel: 'whatsapp' });
+          return { chatbot_id: chatbot.id, disconnected: true };
+        }
+        const phone = opts.phone === undefined ? null : pairingPhone(opts.phone);
+        if (phone === undefined) {
+          throw new ValidationError('phone must be the number with its country code, like +49 151 12345678.');
+        }
+        const current = await s.whatsapp.find(chatbot.id);
+        if (current?.state === 'linked') return current;
+        return linkWhatsApp(s, chatbot.id, phone, process.stderr);
       }),
     );
 }

@@ -75,6 +75,37 @@ export class ConversationControl {
   }
 
   /**
+   * The owner answered a chat from the messaging account itself (WhatsApp's linked phone): the
+   * message is stored as an agent's and the conversation is taken over (unless an agent already
+   * holds it), so the AI never talks over the owner. Nothing is sent to the visitor: the owner's
+   * message already reached them. Undefined when the chat has no conversation with the chatbot.
+   */
+  async ownerReplied(
+    chatbotId: string,
+    sessionId: string,
+    holder: string,
+    content: string,
+  ): Promise<StoredMessage | undefined> {
+    const stored = await this.conversations.appendOwnerMessage(chatbotId, sessionId, holder, content);
+    if (!stored) return undefined;
+    if (stored.tookOver) {
+      await this.signals.publish({
+        kind: 'conversation',
+        chatbot_id: chatbotId,
+        session_id: sessionId,
+        taken_over_by: stored.holder,
+      });
+    }
+    await this.signals.publish({
+      kind: 'message',
+      chatbot_id: chatbotId,
+      session_id: sessionId,
+      message: stored.message,
+    });
+    return stored.message;
+  }
+
+  /**
    * Flags the conversation as needing a human. `create` (channels, not the operator) escalates a
    * conversation whose visitor has not written yet.
    */

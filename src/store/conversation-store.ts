@@ -208,6 +208,26 @@ redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
 return 'ok'
 `);
 
+// KEYS: meta, messages, conversation index. ARGV: holder, message JSON, now µs.
+// The owner wrote from the messaging account itself (WhatsApp's linked phone): the conversation is
+// taken over by `holder` unless someone already holds it, and the message is stored as an agent's.
+// Returns 'missing' or {holder, 1 when this message took it over}.
+const APPEND_OWNER = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
+local took = 0
+if holder == '' then
+  holder = ARGV[1]
+  took = 1
+  redis.call('HSET', KEYS[1], 'taken_over_by', holder, 'taken_over_at', ARGV[3])
+end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'message_count', 1)
+redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+return {holder, took}
+`);
+
 /** The outcome of an escalation request. */
 export type EscalationResult =
   | { first: true; escalatedAt: string; messageCount: number; conversation: ConversationView }
@@ -363,6 +383,36 @@ export class ConversationStore {
     if (reply === 'not-held') throw new ConflictError('Take over the conversation before replying.');
     this.checkHold(reply);
     return { role: 'agent', content, created_at: formatTimestamp(now) };
+  }
+
+  /**
+   * Stores what the owner wrote from the channel's own account as an agent message, taking the
+   * conversation over for `holder` if nobody holds it; undefined when there is no such conversation
+   * (the owner's private chats are none of the chatbot's business).
+   */
+  async appendOwnerMessage(
+    chatbotId: string,
+    sessionId: string,
+    holder: string,
+    content: string,
+  ): Promise<{ message: StoredMessage; holder: string; tookOver: boolean } | undefined> {
+    const now = this.clock.nowMicros();
+    const reply = await APPEND_OWNER.run(
+      this.redis,
+      [
+        this.keys.conversation(chatbotId, sessionId),
+        this.keys.conversationMessages(chatbotId, sessionId),
+        this.keys.conversationsOf(chatbotId),
+      ],
+      [holder, JSON.stringify({ role: 'agent', content, at: now } satisfies RawMessage), now],
+    );
+    if (reply === 'missing') return undefined;
+    const [current, took] = reply as [string, number];
+    return {
+      message: { role: 'agent', content, created_at: formatTimestamp(now) },
+      holder: current,
+      tookOver: took === 1,
+    };
   }
 
   /**

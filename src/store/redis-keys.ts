@@ -94,6 +94,30 @@ export class RedisKeys {
   telegramPoller(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:telegram:poller`;
   }
+  /** A chatbot's WhatsApp connection: link state, QR or pairing code while linking, the linked account. */
+  whatsapp(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp`;
+  }
+  /** Chatbots with a WhatsApp connection. */
+  whatsappBots(): string {
+    return `${this.prefix}whatsapp-bots`;
+  }
+  /** The linked device's credentials (Baileys' creds, BufferJSON). */
+  whatsappCreds(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:creds`;
+  }
+  /** The linked device's signal keys, one hash field per `<type>-<id>` (BufferJSON). */
+  whatsappKeys(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:keys`;
+  }
+  /** Which gateway process runs the chatbot's WhatsApp socket (one at a time). */
+  whatsappSocket(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:socket`;
+  }
+  /** A message already taken in (WhatsApp may deliver a message again). */
+  whatsappMessage(chatbotId: string, messageId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:msg:${messageId}`;
+  }
   agentsOf(userId: string): string {
     return `${this.prefix}{u:${userId}}:agents`;
   }

@@ -22,7 +22,7 @@ export type Signal =
   /** A source's chunks were written or removed: in-process search indexes reload them. */
   | { kind: 'source-chunks'; chatbot_id: string; source_id: string }
   /** A chatbot's messaging channel was connected, changed or removed: gateways restart its bot. */
-  | { kind: 'channel'; chatbot_id: string; channel: 'telegram' };
+  | { kind: 'channel'; chatbot_id: string; channel: 'telegram' | 'whatsapp' };
 
 /** A received signal, with the bus that published it. */
 export type ReceivedSignal = Signal & { origin: string };

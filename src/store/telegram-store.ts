@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { NotFoundError } from '../errors.ts';
-import { LuaScript } from './lua-script.ts';
+import { ProcessLease } from './process-lease.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -21,30 +21,16 @@ export interface TelegramConnection {
 /** How long an update id is remembered (Telegram keeps unconfirmed updates for 24 hours). */
 const UPDATE_MEMORY_SECONDS = 48 * 3600;
 
-// KEYS: poller. ARGV: holder, ttl ms. Takes the right when free, renews it when already held.
-const HOLD = new LuaScript(`
-local current = redis.call('GET', KEYS[1])
-if current == false or current == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
-return 0
-`);
-
-// KEYS: poller. ARGV: holder.
-const LET_GO = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0
-`);
-
 /** Per-chatbot Telegram connections, and the update ids already taken in. */
 export class TelegramStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
+  private readonly lease: ProcessLease;
 
   constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
+    this.lease = new ProcessLease(redis);
   }
 
   /** Connects (or reconnects) a chatbot; a new secret token each time. */
@@ -111,12 +97,11 @@ export class TelegramStore {
    * getUpdates caller per bot); true while this `holder` has it.
    */
   async holdPoller(chatbotId: string, holder: string, ttlMs: number): Promise<boolean> {
-    const reply = await HOLD.run(this.redis, [this.keys.telegramPoller(chatbotId)], [holder, ttlMs]);
-    return reply === 1;
+    return this.lease.hold(this.keys.telegramPoller(chatbotId), holder, ttlMs);
   }
 
   /** Lets go of the poller right if this holder has it. */
   async releasePoller(chatbotId: string, holder: string): Promise<void> {
-    await LET_GO.run(this.redis, [this.keys.telegramPoller(chatbotId)], [holder]);
+    await this.lease.release(this.keys.telegramPoller(chatbotId), holder);
   }
 }

@@ -6,7 +6,9 @@ import { DomainError, ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
-import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE, telegramWebhookPath } from './config.ts';
+import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
+import { PerKeyQueue } from '../per-key-queue.ts';
+import { telegramWebhookPath } from './config.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
 import { retrying, TelegramOutbound } from './outbound.ts';
 
@@ -47,7 +49,7 @@ interface Running {
   webhook?: (exchange: WebhookExchange) => Promise<void>;
   poller?: Poller;
   /** Per chat, the updates being taken in, in order. */
-  chats: Map<number, Promise<void>>;
+  chats: PerKeyQueue<number>;
 }
 
 /**
@@ -60,7 +62,7 @@ interface Running {
 export class TelegramChannel {
   private readonly deps: TelegramDeps;
   private readonly running = new Map<string, Running>();
-  private readonly reloading = new Map<string, Promise<void>>();
+  private readonly reloading = new PerKeyQueue<string>();
   /** Identifies this process as a poller holder. */
   private readonly holder = randomUUID();
   private stopped = false;
@@ -79,20 +81,12 @@ export class TelegramChannel {
    * Reloads of one chatbot run one after another, so two never leave two bots (or two pollers) behind.
    */
   reload(chatbotId: string): Promise<void> {
-    const before = this.reloading.get(chatbotId) ?? Promise.resolve();
-    const next = before.then(async () => {
+    return this.reloading.run(chatbotId, async () => {
       if (this.stopped) return;
       await this.halt(chatbotId);
       const connection = await this.deps.store.find(chatbotId);
       if (connection) await this.apply(connection);
     });
-    this.reloading.set(chatbotId, next);
-    void next
-      .catch(() => {})
-      .finally(() => {
-        if (this.reloading.get(chatbotId) === next) this.reloading.delete(chatbotId);
-      });
-    return next;
   }
 
   async stop(): Promise<void> {
@@ -141,7 +135,7 @@ export class TelegramChannel {
       connection,
       bot,
       outbound: new TelegramOutbound(bot.api),
-      chats: new Map(),
+      chats: new PerKeyQueue(),
     };
     bot.use((ctx) => this.take(running, ctx));
     bot.catch((error) => this.deps.logger.error({ err: error.error, chatbot_id: chatbotId }, 'telegram update failed'));
@@ -182,12 +176,7 @@ export class TelegramChannel {
     if (!(await this.deps.store.firstSight(chatbotId, ctx.update.update_id))) return;
     const inbound = mapTelegramUpdate(ctx.update);
     if (inbound.kind === 'ignored') return;
-    const before = running.chats.get(inbound.chatId) ?? Promise.resolve();
-    const next = before.then(() => this.handle(running, inbound));
-    running.chats.set(inbound.chatId, next);
-    void next.finally(() => {
-      if (running.chats.get(inbound.chatId) === next) running.chats.delete(inbound.chatId);
-    });
+    void running.chats.run(inbound.chatId, () => this.handle(running, inbound));
   }
 
   /** Never rejects: a failure is logged and, where it helps, told to the chat. */

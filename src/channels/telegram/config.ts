@@ -4,12 +4,6 @@ export const TELEGRAM_TEXT_LIMIT = 4096;
 /** A bot token as BotFather issues it: the bot's numeric id, a colon, a secret. */
 export const TELEGRAM_TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{30,64}$/;
 
-/** What a chat that sends a photo, a sticker or anything else but text is told. */
-export const TEXT_ONLY_NOTICE = 'Sorry, I can only read text messages.';
-
-/** What `/start` is answered with when the chatbot has no welcome text of its own. */
-export const DEFAULT_WELCOME = 'Hi! How can I help you?';
-
 /** The conversation of a Telegram chat. */
 export function telegramSessionId(chatId: number): string {
   return `tg_${chatId}`;

@@ -3,6 +3,7 @@ import { fakeOpenAi } from '../../fakes/fake-llm-server.ts';
 import { FakeTelegram, textUpdate } from '../../fakes/fake-telegram.ts';
 import { runCli, runCliJson } from '../../support/cli.ts';
 import { scaleAccount, startGateway } from '../../support/gateway.ts';
+import { until } from '../../support/until.ts';
 import { RecordingSink } from '../../support/recording-sink.ts';
 
 const telegram = await new FakeTelegram().start();
@@ -57,20 +58,6 @@ function post(chatbotId: string, secret: string | undefined, update: unknown) {
 }
 
 const sent = (token: string) => telegram.of('sendMessage', token).map((c) => [c.params.chat_id, c.params.text]);
-
-async function until<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 t.test('channel telegram: connects, registers the webhook, and refuses bad input', async (t) => {
   const { bot, token, printed, secret } = await connected('Hooks', true);

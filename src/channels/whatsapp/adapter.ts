@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import type { BaileysEventMap } from '@whiskeysockets/baileys';
+import type { ConversationRouter } from '../../actors/conversation-router.ts';
+import type { ConversationControl } from '../../conversations/conversation-control.ts';
+import { checkMessageText } from '../../conversations/message-text.ts';
+import { DomainError, ValidationError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
+import type { VisitorPush } from '../../store/signal-bus.ts';
+import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
+import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
+import { PerKeyQueue } from '../per-key-queue.ts';
+import { PHONE_OWNER_HOLDER, whatsappJid } from './config.ts';
+import { mapWhatsAppUpsert, type WhatsAppInbound } from './inbound.ts';
+import { LinkedDevice } from './linked-device.ts';
+import type { WhatsAppSocketFactory } from './socket.ts';
+
+/** What the WhatsApp channel works with. */
+export interface WhatsAppDeps {
+  store: WhatsAppStore;
+  chatbots: ChatbotStore;
+  router: ConversationRouter;
+  control: ConversationControl;
+  logger: Logger;
+  socketFactory: WhatsAppSocketFactory;
+  /** How long a process's right to run a socket lasts unless renewed (renewed every third of it). */
+  leaseMs: number;
+  /** The first reconnect delay; shortened in tests. */
+  reconnectFirstMs?: number;
+}
+
+/** WhatsApp's typing presence fades after about 25 s; it is renewed before. */
+const TYPING_RENEW_MS = 10_000;
+
+type Addressed = Exclude<WhatsAppInbound, { kind: 'ignored' }>;
+
+/**
+ * The WhatsApp channel: one Baileys socket per linked chatbot, in exactly one gateway process at a
+ * time (a lease in Redis). Live messages are taken in once (by message id, across processes) and in
+ * order per chat; text goes to the conversation actor, whose reply is sent back with the typing
+ * presence shown meanwhile. A message the owner sends from the linked phone takes the conversation
+ * over, so the AI never talks over the owner.
+ */
+export class WhatsAppChannel {
+  private readonly deps: WhatsAppDeps;
+  private readonly devices = new Map<string, LinkedDevice>();
+  private readonly reloading = new PerKeyQueue<string>();
+  /** Per chat, the messages being taken in, in order. */
+  private readonly chats = new PerKeyQueue<string>();
+  private readonly holder = randomUUID();
+  private stopped = false;
+
+  constructor(deps: WhatsAppDeps) {
+    this.deps = deps;
+  }
+
+  /** Starts a device for every chatbot that is linked or linking. */
+  async start(): Promise<void> {
+    for (const connection of await this.deps.store.list()) {
+      if (connection.state !== 'unlinked') this.run(connection.chatbot_id);
+    }
+  }
+
+  /**
+   * A chatbot's connection changed (a new link, a disconnect): its device restarts from Redis, or
+   * logs out and stops when the connection was removed. Reloads of one chatbot run in turn.
+   */
+  reload(chatbotId: string): Promise<void> {
+    return this.reloading.run(chatbotId, async () => {
+      if (this.stopped) return;
+      const connection = await this.deps.store.find(chatbotId);
+      const device = this.devices.get(chatbotId);
+      this.devices.delete(chatbotId);
+      await device?.stop({ logout: connection === undefined });
+      if (connection && connection.state !== 'unlinked') this.run(chatbotId);
+    });
+  }
+
+  /** An agent's reply to a `wa_` conversation, sent by the process whose socket is open. */
+  deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
+    const jid = whatsappJid(sessionId);
+    if (!jid || !this.devices.get(chatbotId)?.sender() || push.type !== 'message' || push.role !== 'agent') return;
+    void this.send(chatbotId, jid, push.content).catch((error: unknown) => {
+      this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'whatsapp agent reply not sent');
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.devices.values()].map((device) => device.stop()));
+    this.devices.clear();
+  }
+
+  private run(chatbotId: string): void {
+    const device = new LinkedDevice(chatbotId, {
+      store: this.deps.store,
+      socketFactory: this.deps.socketFactory,
+      logger: this.deps.logger,
+      holder: this.holder,
+      leaseMs: this.deps.leaseMs,
+      reconnectFirstMs: this.deps.reconnectFirstMs,
+      onMessages: (from, upsert) => this.take(from, upsert),
+    });
+    this.devices.set(chatbotId, device);
+    device.start();
+  }
+
+  /** Live messages: each taken in once, then queued behind its chat's earlier messages. */
+  private take(device: LinkedDevice, upsert: BaileysEventMap['messages.upsert']): void {
+    const sender = device.sender();
+    for (const inbound of mapWhatsAppUpsert(upsert)) {
+      if (inbound.kind === 'ignored' || !sender) continue;
+      if (inbound.kind === 'owner' && sender.sentByUs(inbound.messageId)) continue;
+      const taken = this.chats.run(`${device.chatbotId}/${inbound.jid}`, async () => {
+        if (await this.deps.store.firstSight(device.chatbotId, inbound.messageId)) {
+          await this.handle(device.chatbotId, inbound);
+        }
+      });
+      taken.catch((error: unknown) =>
+        this.deps.logger.error({ err: error, chatbot_id: device.chatbotId }, 'whatsapp message not taken in'),
+      );
+    }
+  }
+
+  /** Never rejects: a failure is logged and, where it helps, told to the chat. */
+  private async handle(chatbotId: string, inbound: Addressed): Promise<void> {
+    try {
+      if (inbound.kind === 'owner') {
+        await this.deps.control.ownerReplied(chatbotId, inbound.sessionId, PHONE_OWNER_HOLDER, inbound.content);
+        return;
+      }
+      if (inbound.kind === 'unsupported') return await this.send(chatbotId, inbound.jid, TEXT_ONLY_NOTICE);
+      const chatbot = await this.deps.chatbots.get(chatbotId);
+      if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
+      const content = checkMessageText(inbound.content, 'message');
+      // The chat's next message waits only until this one is with its conversation actor.
+      void this.converse(chatbot, inbound.jid, inbound.sessionId, content);
+    } catch (error) {
+      await this.fail(chatbotId, inbound.jid, error);
+    }
+  }
+
+  private async converse(chatbot: Chatbot, jid: string, sessionId: string, content: string): Promise<void> {
+    let typing: NodeJS.Timeout | undefined;
+    const showTyping = () =>
+      void this.devices
+        .get(chatbot.id)
+        ?.sender()
+        ?.typing(jid)
+        .catch(() => {});
+    const onTyping = () => {
+      showTyping();
+      typing ??= setInterval(showTyping, TYPING_RENEW_MS);
+    };
+    try {
+      const outcome = await this.deps.router.send({ chatbot, sessionId, content, channel: 'whatsapp', onTyping });
+      clearInterval(typing);
+      if (outcome.kind === 'failed') throw outcome.error;
+      if (outcome.kind === 'reply') await this.send(chatbot.id, jid, outcome.text);
+      // A human took over while the AI worked: the chat stops showing it typing.
+      else if (typing) await this.devices.get(chatbot.id)?.sender()?.doneTyping(jid);
+    } catch (error) {
+      clearInterval(typing);
+      await this.fail(chatbot.id, jid, error);
+    }
+  }
+
+  /** Sends through the chatbot's socket as it is now (it may have reconnected since the message came). */
+  private async send(chatbotId: string, jid: string, text: string): Promise<void> {
+    const sender = this.devices.get(chatbotId)?.sender();
+    if (!sender) throw new SocketClosedError(chatbotId);
+    await sender.sendText(jid, text);
+  }
+
+  /** A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words. */
+  private async fail(chatbotId: string, jid: string, error: unknown): Promise<void> {
+    if (!(error instanceof DomainError)) {
+      this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'whatsapp message failed');
+      return;
+    }
+    await this.send(chatbotId, jid, error.detail).catch((sendError: unknown) =>
+      this.deps.logger.warn({ err: sendError, chatbot_id: chatbotId }, 'whatsapp notice not sent'),
+    );
+  }
+}
+
+/** The chatbot's socket is not open in this process (it reconnects, or another process took it). */
+class SocketClosedError extends Error {
+  override name = 'SocketClosedError';
+
+  constructor(chatbotId: string) {
+    super(`the WhatsApp socket of chatbot ${chatbotId} is not open here`);
+  }
+}

@@ -1,0 +1,194 @@
+import { DisconnectReason, jidNormalizedUser, type BaileysEventMap } from '@whiskeysockets/baileys';
+import type { Logger } from '../../logger.ts';
+import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
+import { redisAuthState, type RedisAuthState } from './auth-state.ts';
+import { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './config.ts';
+import { WhatsAppOutbound } from './outbound.ts';
+import type { WhatsAppSocket, WhatsAppSocketFactory } from './socket.ts';
+
+/** What a linked device needs. */
+export interface LinkedDeviceDeps {
+  store: WhatsAppStore;
+  socketFactory: WhatsAppSocketFactory;
+  logger: Logger;
+  /** This process, as a lease holder. */
+  holder: string;
+  leaseMs: number;
+  /** The first reconnect delay (doubling up to a minute); shortened in tests. */
+  reconnectFirstMs?: number;
+  /** Live messages from the socket, for the channel to take in. */
+  onMessages(device: LinkedDevice, upsert: BaileysEventMap['messages.upsert']): void;
+}
+
+/** Disconnect reasons after which the device stays unlinked until the owner links it again. */
+const FINAL_REASONS = new Map<number, string>([
+  [DisconnectReason.loggedOut, 'logged out from the phone'],
+  [DisconnectReason.forbidden, 'WhatsApp refused the account'],
+]);
+
+/**
+ * One chatbot's WhatsApp socket, run by at most one gateway process at a time: the process that
+ * holds the socket's lease in Redis connects (from the auth state in Redis), renews the lease, and
+ * reconnects as the disconnect reason says; the others wait and take over when the lease lapses.
+ */
+export class LinkedDevice {
+  readonly chatbotId: string;
+  private readonly deps: LinkedDeviceDeps;
+  private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private socket: WhatsAppSocket | undefined;
+  private outbound: WhatsAppOutbound | undefined;
+  private isOpen = false;
+  private reconnectMs: number;
+  private connecting: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(chatbotId: string, deps: LinkedDeviceDeps) {
+    this.chatbotId = chatbotId;
+    this.deps = deps;
+    this.reconnectMs = deps.reconnectFirstMs ?? RECONNECT_FIRST_MS;
+  }
+
+  start(): void {
+    const tick = () => void this.tick();
+    this.timer = setInterval(tick, this.deps.leaseMs / 3);
+    this.timer.unref();
+    tick();
+  }
+
+  /** Closes the socket (unlinking the device from the phone with `logout`) and lets go of the lease. */
+  async stop(options: { logout?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.connecting;
+    if (options.logout && this.socket && this.isOpen) {
+      await this.socket.logout().catch((error: unknown) => this.log().warn({ err: error }, 'whatsapp logout failed'));
+    }
+    this.close();
+    await this.deps.store.releaseSocket(this.chatbotId, this.deps.holder).catch(() => {});
+  }
+
+  /** The socket's sender, while this process has the socket open. */
+  sender(): WhatsAppOutbound | undefined {
+    return this.isOpen ? this.outbound : undefined;
+  }
+
+  private async tick(): Promise<void> {
+    let held: boolean;
+    try {
+      held = await this.deps.store.holdSocket(this.chatbotId, this.deps.holder, this.deps.leaseMs);
+    } catch (error) {
+      this.log().warn({ err: error }, 'whatsapp socket lease');
+      held = false;
+    }
+    if (this.stopped) return;
+    if (held && !this.socket && !this.retry && !this.connecting) this.connect();
+    else if (!held && this.socket) this.close();
+  }
+
+  private connect(): void {
+    this.connecting = this.openSocket().catch((error: unknown) => {
+      this.log().error({ err: error }, 'whatsapp socket could not start');
+      this.scheduleReconnect();
+    });
+    void this.connecting.finally(() => (this.connecting = undefined));
+  }
+
+  private async openSocket(): Promise<void> {
+    const connection = await this.deps.store.find(this.chatbotId);
+    if (!connection || connection.state === 'unlinked' || this.stopped) return;
+    const auth = await redisAuthState(this.deps.store, this.chatbotId);
+    const socket = this.deps.socketFactory({ auth: auth.state, logger: this.log() });
+    this.socket = socket;
+    this.outbound = new WhatsAppOutbound(socket);
+    let pairingAsked = false;
+    socket.ev.on('creds.update', () => {
+      if (this.socket === socket)
+        void auth.saveCreds().catch((error: unknown) => this.log().error({ err: error }, 'whatsapp creds'));
+    });
+    socket.ev.on('messages.upsert', (upsert) => {
+      if (this.socket === socket) this.deps.onMessages(this, upsert);
+    });
+    socket.ev.on('connection.update', (update) => {
+      if (this.socket !== socket) return;
+      if (update.qr) {
+        const asked = connection.phone !== null && !pairingAsked;
+        pairingAsked ||= asked;
+        void this.showCode(socket, connection, update.qr, asked);
+      }
+      if (update.connection === 'open') void this.opened(auth);
+      if (update.connection === 'close') void this.closed(statusOf(update.lastDisconnect?.error), connection);
+    });
+  }
+
+  /** A QR code to scan, or (the first time, with a phone number) a pairing code to enter. */
+  private async showCode(socket: WhatsAppSocket, connection: WhatsAppConnection, qr: string, pair: boolean) {
+    try {
+      if (pair)
+        await this.deps.store.linkProgress(this.chatbotId, {
+          pairingCode: await socket.requestPairingCode(connection.phone!),
+        });
+      else if (connection.phone === null) await this.deps.store.linkProgress(this.chatbotId, { qr });
+    } catch (error) {
+      this.log().error({ err: error }, 'whatsapp linking code');
+    }
+  }
+
+  private async opened(auth: RedisAuthState): Promise<void> {
+    this.isOpen = true;
+    this.reconnectMs = this.deps.reconnectFirstMs ?? RECONNECT_FIRST_MS;
+    const jid = auth.state.creds.me?.id ? jidNormalizedUser(auth.state.creds.me.id) : '';
+    await this.deps.store
+      .linked(this.chatbotId, jid)
+      .catch((error: unknown) => this.log().error({ err: error }, 'whatsapp link state'));
+    this.log().info({ jid }, 'whatsapp connected');
+  }
+
+  private async closed(status: number | undefined, connection: WhatsAppConnection): Promise<void> {
+    this.close();
+    const final = FINAL_REASONS.get(status ?? 0);
+    const expired = status === DisconnectReason.timedOut && connection.state === 'linking';
+    if (final || expired) {
+      const reason = final ?? `the ${connection.phone ? 'pairing' : 'QR'} code was not used in time`;
+      this.log().error({ reason }, 'whatsapp unlinked: link it again with `switchboard channel whatsapp`');
+      await this.deps.store.unlinked(this.chatbotId, reason).catch(() => {});
+      return;
+    }
+    // WhatsApp asks for a restart right after linking: reconnect at once, with the new creds.
+    if (status === DisconnectReason.restartRequired) this.connect();
+    else this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.retry) return;
+    const delay = this.reconnectMs;
+    this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
+    this.log().warn({ delay_ms: delay }, 'whatsapp disconnected; reconnecting');
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.tick();
+    }, delay);
+    this.retry.unref();
+  }
+
+  /** Forgets the socket first, so that its own `close` event is not taken for a dropped connection. */
+  private close(): void {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    const socket = this.socket;
+    this.socket = undefined;
+    this.outbound = undefined;
+    this.isOpen = false;
+    if (socket) void Promise.resolve(socket.end(undefined)).catch(() => {});
+  }
+
+  private log(): Logger {
+    return this.deps.logger.child({ channel: 'whatsapp', chatbot_id: this.chatbotId });
+  }
+}
+
+/** The disconnect's status code (Baileys closes with a Boom error carrying it). */
+function statusOf(error: unknown): number | undefined {
+  const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output;
+  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
+}

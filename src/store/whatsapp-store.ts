@@ -1,0 +1,212 @@
+import type { Clock } from '../clock.ts';
+import { NotFoundError } from '../errors.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import { LuaScript } from './lua-script.ts';
+import { ProcessLease } from './process-lease.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/**
+ * Where a chatbot's WhatsApp link stands: `linking` (waiting for the owner to scan the QR code or
+ * enter the pairing code), `linked`, or `unlinked` (logged out from the phone, refused, or the code
+ * was not used in time; `reason` says which).
+ */
+export type WhatsAppLinkState = 'linking' | 'linked' | 'unlinked';
+
+/** A chatbot's WhatsApp connection, as the CLI and the dashboard show it. */
+export interface WhatsAppConnection {
+  chatbot_id: string;
+  state: WhatsAppLinkState;
+  /** The number a pairing code was asked for (digits only), or null for QR linking. */
+  phone: string | null;
+  /** The linked account (`<number>@s.whatsapp.net`) once linked. */
+  jid: string | null;
+  /** While linking: the QR code's text (to render), or the pairing code to enter on the phone. */
+  qr: string | null;
+  pairing_code: string | null;
+  /** Why the connection is unlinked. */
+  reason: string | null;
+  updated_at: string;
+}
+
+/** How long a message id is remembered (WhatsApp re-delivers only recent messages). */
+const MESSAGE_MEMORY_SECONDS = 48 * 3600;
+
+// KEYS: record, creds, keys. ARGV: required state ('' = any), '1' to forget the auth state, then
+// field/value pairs. Changes a connection only while it exists (and is in the required state), so a
+// late event of a socket never brings back a connection that was removed.
+const UPDATE = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' then redis.call('DEL', KEYS[2], KEYS[3]) end
+local fields = {}
+for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+return 1
+`);
+
+/**
+ * Per-chatbot WhatsApp connections and the linked device's auth state (creds and signal keys,
+ * serialized by the channel), plus the message ids already taken in and the socket's lease.
+ */
+export class WhatsAppStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+  private readonly lease: ProcessLease;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+    this.lease = new ProcessLease(redis);
+  }
+
+  /**
+   * Starts linking anew: any earlier device's auth state is forgotten and the connection waits for
+   * a QR scan, or for a pairing code on `phone`.
+   */
+  async requestLink(chatbotId: string, phone: string | null): Promise<WhatsAppConnection> {
+    await this.redis
+      .multi()
+      .del([this.keys.whatsappCreds(chatbotId), this.keys.whatsappKeys(chatbotId), this.keys.whatsapp(chatbotId)])
+      .hSet(this.keys.whatsapp(chatbotId), { ...this.blank('linking'), phone: phone ?? '' })
+      .sAdd(this.keys.whatsappBots(), chatbotId)
+      .exec();
+    return this.get(chatbotId);
+  }
+
+  async get(chatbotId: string): Promise<WhatsAppConnection> {
+    const connection = await this.find(chatbotId);
+    if (!connection) throw new NotFoundError('WhatsApp is not connected for this chatbot.');
+    return connection;
+  }
+
+  async find(chatbotId: string): Promise<WhatsAppConnection | undefined> {
+    // Read in a transaction, never from the client-side cache: a process acts on a change signalled
+    // by another process (or written by itself a moment ago) before the cache may have heard of it.
+    const [row] = (await this.redis.multi().hGetAll(this.keys.whatsapp(chatbotId)).exec()) as unknown as [
+      Record<string, string>,
+    ];
+    if (!row.state) return undefined;
+    return {
+      chatbot_id: chatbotId,
+      state: row.state as WhatsAppLinkState,
+      phone: row.phone || null,
+      jid: row.jid || null,
+      qr: row.qr || null,
+      pairing_code: row.pairing_code || null,
+      reason: row.reason || null,
+      updated_at: formatTimestamp(Number(row.updated_at)),
+    };
+  }
+
+  /** Every chatbot's connection, in any state. */
+  async list(): Promise<WhatsAppConnection[]> {
+    const ids = await this.redis.sMembers(this.keys.whatsappBots());
+    const found = await Promise.all(ids.map((id) => this.find(id)));
+    return found.filter((connection) => connection !== undefined);
+  }
+
+  /** A new QR code, or the pairing code, for a connection still linking. */
+  async linkProgress(chatbotId: string, code: { qr: string } | { pairingCode: string }): Promise<boolean> {
+    const fields: Record<string, string> = 'qr' in code ? { qr: code.qr } : { pairing_code: code.pairingCode };
+    return this.update(chatbotId, 'linking', false, fields);
+  }
+
+  /** The socket opened: the device is linked to `jid`. */
+  async linked(chatbotId: string, jid: string): Promise<boolean> {
+    return this.update(chatbotId, '', false, { ...this.blank('linked'), jid });
+  }
+
+  /** Logged out, refused, or never linked in time: the auth state is forgotten; relinking starts over. */
+  async unlinked(chatbotId: string, reason: string): Promise<boolean> {
+    return this.update(chatbotId, '', true, { ...this.blank('unlinked'), reason });
+  }
+
+  /** Removes the connection and its auth state; false when there was none. */
+  async disconnect(chatbotId: string): Promise<boolean> {
+    const [removed] = (await this.redis
+      .multi()
+      .del(this.keys.whatsapp(chatbotId))
+      .del([this.keys.whatsappCreds(chatbotId), this.keys.whatsappKeys(chatbotId)])
+      .sRem(this.keys.whatsappBots(), chatbotId)
+      .exec()) as unknown as [number, number, number];
+    return removed === 1;
+  }
+
+  /** True the first time a message id is seen for the chatbot, in any process. */
+  async firstSight(chatbotId: string, messageId: string): Promise<boolean> {
+    const set = await this.redis.set(this.keys.whatsappMessage(chatbotId, messageId), '1', {
+      NX: true,
+      EX: MESSAGE_MEMORY_SECONDS,
+    });
+    return set === 'OK';
+  }
+
+  /**
+   * The serialized creds, or null before the first save. Auth state is read in transactions, never
+   * from the client-side cache, which could answer with a value from before this process's last write.
+   */
+  async readCreds(chatbotId: string): Promise<string | null> {
+    const [creds] = (await this.redis.multi().get(this.keys.whatsappCreds(chatbotId)).exec()) as unknown as [
+      string | null,
+    ];
+    return creds;
+  }
+
+  async writeCreds(chatbotId: string, json: string): Promise<void> {
+    await this.redis.set(this.keys.whatsappCreds(chatbotId), json);
+  }
+
+  /** Serialized signal keys by field (`<type>-<id>`), null where there is none. */
+  async readKeys(chatbotId: string, fields: string[]): Promise<Array<string | null>> {
+    if (fields.length === 0) return [];
+    const [values] = (await this.redis.multi().hmGet(this.keys.whatsappKeys(chatbotId), fields).exec()) as unknown as [
+      Array<string | null>,
+    ];
+    return values;
+  }
+
+  /** Writes and deletes signal keys in one transaction (a key update is never half applied). */
+  async writeKeys(chatbotId: string, set: Record<string, string>, remove: string[]): Promise<void> {
+    const key = this.keys.whatsappKeys(chatbotId);
+    const multi = this.redis.multi();
+    if (Object.keys(set).length > 0) multi.hSet(key, set);
+    if (remove.length > 0) multi.hDel(key, remove);
+    await multi.exec();
+  }
+
+  /** Takes or renews the right to run the chatbot's WhatsApp socket. */
+  holdSocket(chatbotId: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.lease.hold(this.keys.whatsappSocket(chatbotId), holder, ttlMs);
+  }
+
+  releaseSocket(chatbotId: string, holder: string): Promise<void> {
+    return this.lease.release(this.keys.whatsappSocket(chatbotId), holder);
+  }
+
+  /** Whether some process runs the chatbot's socket now. */
+  socketRunning(chatbotId: string): Promise<boolean> {
+    return this.lease.held(this.keys.whatsappSocket(chatbotId));
+  }
+
+  private blank(state: WhatsAppLinkState): Record<string, string> {
+    return { state, qr: '', pairing_code: '', reason: '', updated_at: String(this.clock.nowMicros()) };
+  }
+
+  private async update(
+    chatbotId: string,
+    requiredState: WhatsAppLinkState | '',
+    forgetAuth: boolean,
+    fields: Record<string, string>,
+  ): Promise<boolean> {
+    const pairs = Object.entries({ ...fields, updated_at: String(this.clock.nowMicros()) }).flat();
+    const reply = await UPDATE.run(
+      this.redis,
+      [this.keys.whatsapp(chatbotId), this.keys.whatsappCreds(chatbotId), this.keys.whatsappKeys(chatbotId)],
+      [requiredState, forgetAuth ? '1' : '0', ...pairs],
+    );
+    return reply === 1;
+  }
+}
