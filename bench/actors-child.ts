@@ -19,6 +19,7 @@ import { systemClock } from '../src/clock.ts';
 import type { LlmProvider } from '../src/llm/llm-provider.ts';
 import { createLogger } from '../src/logger.ts';
 import type { Chatbot } from '../src/store/chatbot-store.ts';
+import type { EventRelay } from '../src/webhooks/event-relay.ts';
 import type { ConversationStore, ConversationView, TurnEnd, TurnStart } from '../src/store/conversation-store.ts';
 import type { QuotaDecision, QuotaStore } from '../src/store/quota-store.ts';
 
@@ -94,6 +95,17 @@ function instantDeps(): ConversationDeps {
         createdAt: '2026-11-22T00:00:00.000000+00:00',
         token: 'bench-token',
         history: [],
+        entryId: 'bench-entry',
+        entry: {
+          kind: 'turn',
+          at: '1795400000000000',
+          conversation_id: 'bench-conversation',
+          session_id: 'bench',
+          source: 'api',
+          is_new: 0,
+          message: { content: MESSAGE },
+        },
+        overdue: [],
       }),
     endTurn: (): Promise<TurnEnd> =>
       Promise.resolve({ outcome: 'stored', createdAt: '2026-11-22T00:00:00.000000+00:00', fallbackStreak: 0 }),
@@ -120,7 +132,11 @@ function instantDeps(): ConversationDeps {
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
     escalate: () => Promise.resolve(),
     feed: () => Promise.resolve(),
-    events: { emit: () => Promise.resolve() },
+    relay: {
+      register: () => Promise.resolve(),
+      relay: () => Promise.resolve(),
+      relayAndAck: () => Promise.resolve(),
+    } as unknown as EventRelay,
     clock: systemClock,
     logger: createLogger('silent'),
     limits: { rateLimit: 100_000_000, rateWindowMs: 60_000, leaseMs: 30_000 },

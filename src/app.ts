@@ -75,6 +75,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     services.outbox.onEnqueued = () => dispatcher.kick();
     dispatcher.start();
     stack.push(() => dispatcher.stop());
+    services.relay.start();
+    stack.push(() => services.relay.stop());
     const retrieval = await openRetrieval(handle.redis, services.keys, config, services.signals, logger);
     await retrieval.index.load();
     const ingestion = ingestionWorkerFor(
@@ -98,7 +100,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         quota: services.quota,
         retriever: options.retriever ?? retrieval.retriever,
         providers: options.providers ?? createLlmProviders(config),
-        events: services.events,
+        relay: services.relay,
         escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
         feed: (chatbotId, sessionId, message) =>
           services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
@@ -107,7 +109,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         limits: {
           rateLimit: config.CONVERSATION_RATE_LIMIT,
           rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
-          leaseMs: 30_000,
+          leaseMs: config.CONVERSATION_LEASE_MS,
         },
       },
       { idleMs: config.CONVERSATION_IDLE_MS, clock },

@@ -63,6 +63,16 @@ const schema = z.object({
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
   PLAN_QUOTAS: planQuotas.default({ free: 100, hobby: 2000, standard: 10000, scale: 40000 }),
   CONVERSATION_IDLE_MS: positiveInt.default(600_000),
+  /**
+   * How long a gateway holds a conversation while it works on a turn (renewed every third of it); a
+   * gateway that dies lets it lapse after this long and another one continues the conversation.
+   */
+  CONVERSATION_LEASE_MS: positiveInt.default(30_000),
+  /**
+   * How long the webhook events of a stored message, escalation or lead may wait for their deliveries
+   * to be written before another gateway writes them (the writer died in between).
+   */
+  PENDING_EVENT_GRACE_MS: positiveInt.default(10_000),
   SEARCH_ENGINE: z.enum(['auto', 'redis', 'in-process']).default('auto'),
   CRAWL_ALLOW_PRIVATE: bool01.default(false),
   REDIS_QUERY_URL: url(['redis:', 'rediss:']).optional(),

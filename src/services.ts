@@ -17,7 +17,9 @@ import { DeliveryStore } from './store/delivery-store.ts';
 import { IngestionQueue } from './store/ingestion-queue.ts';
 import { SignalBus } from './store/signal-bus.ts';
 import { WebhookStore } from './store/webhook-store.ts';
+import { EventRelay } from './webhooks/event-relay.ts';
 import { WebhookOutbox } from './webhooks/webhook-outbox.ts';
+import { PendingEventStore } from './store/pending-event-store.ts';
 import { LeadCapture } from './leads/lead-capture.ts';
 import { AgentPresence } from './store/agent-presence.ts';
 import { AgentStore } from './store/agent-store.ts';
@@ -42,6 +44,8 @@ export interface Services {
   outbox: WebhookOutbox;
   /** Where events go: the outbox, unless a test replaced it. */
   events: EventSink;
+  /** Writes the deliveries of events recorded with what they report (and of those left pending). */
+  relay: EventRelay;
   ingestion: IngestionQueue;
   intake: SourceIntake;
   leads: LeadStore;
@@ -69,7 +73,12 @@ export function createServices(
   const sources = new SourceStore(redis, keys, clock);
   const ingestion = new IngestionQueue(redis, keys);
   const apiKeys = new ApiKeyStore(redis, keys, clock);
-  const conversations = new ConversationStore(redis, keys, clock);
+  const conversations = new ConversationStore(redis, keys, clock, { pendingGraceMs: config.PENDING_EVENT_GRACE_MS });
+  const relay = new EventRelay(
+    new PendingEventStore(redis, keys, clock, config.PENDING_EVENT_GRACE_MS),
+    events,
+    logger,
+  );
   const signals = new SignalBus(redis, keys, logger);
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);
@@ -85,16 +94,17 @@ export function createServices(
     }),
     quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
     conversations,
-    control: new ConversationControl({ conversations, events, signals, clock, telegram: telegramReplies }),
+    control: new ConversationControl({ conversations, relay, signals, telegram: telegramReplies }),
     signals,
     webhooks,
     deliveries,
     outbox,
     events,
+    relay,
     ingestion,
     intake: new SourceIntake(sources, ingestion, clock),
     leads,
-    leadCapture: new LeadCapture({ leads, events, clock }),
+    leadCapture: new LeadCapture({ leads, relay, clock }),
     presence: new AgentPresence(redis, keys, clock),
     agents: new AgentStore(redis, keys, clock),
     telegram,

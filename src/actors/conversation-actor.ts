@@ -5,13 +5,13 @@ import type { Clock } from '../clock.ts';
 import { asksForHuman, matchesKeyword } from '../conversations/escalation-intent.ts';
 import { sourceOf } from '../conversations/session.ts';
 import { ProviderError, RateLimitError } from '../errors.ts';
-import { conversationStarted, messageReceived, type EventSink } from '../events/webhook-event.ts';
 import type { LlmProviders } from '../llm/llm-providers.ts';
 import type { Logger } from '../logger.ts';
 import { buildPrompt, HISTORY_SIZE } from '../rag/prompt-builder.ts';
 import type { Retriever } from '../rag/retriever.ts';
 import type { ConversationStore, StoredMessage } from '../store/conversation-store.ts';
 import type { QuotaStore } from '../store/quota-store.ts';
+import type { EventRelay } from '../webhooks/event-relay.ts';
 import {
   llmDone,
   llmFailed,
@@ -27,7 +27,8 @@ export interface ConversationDeps {
   quota: QuotaStore;
   retriever: Retriever;
   providers: LlmProviders;
-  events: EventSink;
+  /** Writes the webhook deliveries of a turn's events (recorded by the turn's first script). */
+  relay: EventRelay;
   /** Tells the owner's agents about a stored message (visitor or AI), wherever they are connected. */
   feed: (chatbotId: string, sessionId: string, message: StoredMessage) => Promise<void>;
   /** Escalates a conversation (the event fires the first time only). */
@@ -45,11 +46,17 @@ interface Waiting {
   quotaCounted: boolean;
 }
 
+/** What a turn writes with: its lease token and the pending entry of its events. */
+interface TurnHandle {
+  token: string;
+  entryId: string;
+}
+
 /** The turn whose LLM call is in flight. */
 interface ActiveTurn {
   id: number;
   waiting: Waiting;
-  token: string;
+  handle: TurnHandle;
   /** The requester was already told (a takeover arrived first): the late reply goes nowhere. */
   answered: boolean;
   renew: NodeJS.Timeout;
@@ -135,7 +142,8 @@ async function beginTurn(
 ): Promise<'wait' | 'next'> {
   const { chatbot, sessionId, content, channel } = next.inbound;
   if (!next.quotaCounted) {
-    const decision = await deps.quota.consume(chatbot.user_id);
+    // The chatbot is registered for the pending-event sweeper before the turn records an entry.
+    const [decision] = await Promise.all([deps.quota.consume(chatbot.user_id), deps.relay.register(chatbot.id)]);
     if (decision !== 'counted') {
       state.waiting.shift();
       settle(next, { kind: 'failed', error: new RateLimitError('Monthly message limit reached.') });
@@ -160,16 +168,16 @@ async function beginTurn(
     settle(next, { kind: 'failed', error: new RateLimitError('Conversation rate limit exceeded.') });
     return 'next';
   }
-  const ids = { conversation_id: start.conversationId, session_id: sessionId };
-  const now = deps.clock.nowMicros();
-  if (start.isNew) await deps.events.emit(conversationStarted(chatbot.id, { ...ids, source: start.source }, now));
-  await deps.events.emit(messageReceived(chatbot.id, { ...ids, content, source: start.source }, now));
+  const handle: TurnHandle = { token: start.token, entryId: start.entryId };
+  // This turn's events (acknowledged by END_TURN), then any its chatbot's dead processes left behind.
+  await deps.relay.relay(chatbot.id, [{ id: start.entryId, entry: start.entry }]);
+  await deps.relay.relayAndAck(chatbot.id, start.overdue);
   await publish(deps, chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
   if (!start.escalated && wantsHuman(chatbot.settings.escalation, content)) {
     await escalate(deps, chatbot.id, sessionId);
   }
   if (start.takenOverBy) {
-    await deps.conversations.endTurn(chatbot.id, sessionId, start.token, null);
+    await deps.conversations.endTurn(chatbot.id, sessionId, handle, null);
     settle(next, { kind: 'silent' });
     return 'next';
   }
@@ -185,15 +193,15 @@ async function beginTurn(
       message: content,
     });
   } catch (error) {
-    await deps.conversations.endTurn(chatbot.id, sessionId, start.token, null);
+    await deps.conversations.endTurn(chatbot.id, sessionId, handle, null);
     throw error;
   }
   const id = ++state.lastTurnId;
   const renew = setInterval(() => {
-    deps.conversations.renewLease(chatbot.id, sessionId, start.token, deps.limits.leaseMs).catch(() => {});
+    deps.conversations.renewLease(chatbot.id, sessionId, handle.token, deps.limits.leaseMs).catch(() => {});
   }, deps.limits.leaseMs / 3);
   renew.unref();
-  state.turn = { id, waiting: next, token: start.token, answered: false, renew };
+  state.turn = { id, waiting: next, handle, answered: false, renew };
   deps.providers[chatbot.provider].generate(chatbot.model, prompt).then(
     (text) => nact.dispatch(self, llmDone(id, text)),
     (error: unknown) => nact.dispatch(self, llmFailed(id, error)),
@@ -217,12 +225,12 @@ async function finishTurn(
   try {
     if (text === undefined) {
       deps.logger.error({ err: failure, chatbot_id: chatbot.id }, 'LLM provider failed');
-      await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, null);
+      await deps.conversations.endTurn(chatbot.id, sessionId, turn.handle, null);
       if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: new ProviderError('LLM provider error.') });
       return;
     }
     const reply = text.trim() ? text : chatbot.fallback_message;
-    const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, {
+    const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.handle, {
       role: 'assistant',
       content: reply,
       fallback: reply.trim() === chatbot.fallback_message.trim(),

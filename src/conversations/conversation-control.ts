@@ -1,5 +1,3 @@
-import type { Clock } from '../clock.ts';
-import { conversationEscalated, type EventSink } from '../events/webhook-event.ts';
 import type {
   ConversationStore,
   ConversationTranscript,
@@ -8,6 +6,7 @@ import type {
   StoredMessage,
 } from '../store/conversation-store.ts';
 import type { SignalBus } from '../store/signal-bus.ts';
+import type { EventRelay } from '../webhooks/event-relay.ts';
 import { escalationChannel } from './session.ts';
 
 /** Sends an agent's reply to a Telegram chat (any process can: the Bot API needs no socket of ours). */
@@ -22,22 +21,19 @@ export interface TelegramDelivery {
  */
 export class ConversationControl {
   private readonly conversations: ConversationStore;
-  private readonly events: EventSink;
+  private readonly relay: EventRelay;
   private readonly signals: SignalBus;
-  private readonly clock: Clock;
   private readonly telegram: TelegramDelivery | undefined;
 
   constructor(deps: {
     conversations: ConversationStore;
-    events: EventSink;
+    relay: EventRelay;
     signals: SignalBus;
-    clock: Clock;
     telegram?: TelegramDelivery;
   }) {
     this.conversations = deps.conversations;
-    this.events = deps.events;
+    this.relay = deps.relay;
     this.signals = deps.signals;
-    this.clock = deps.clock;
     this.telegram = deps.telegram;
   }
 
@@ -110,22 +106,10 @@ export class ConversationControl {
    * conversation whose visitor has not written yet.
    */
   async escalate(chatbotId: string, sessionId: string, create?: { source: string }): Promise<EscalationResult> {
+    await this.relay.register(chatbotId);
     const result = await this.conversations.escalate(chatbotId, sessionId, create);
     if (result.first) {
-      const channel = escalationChannel(sessionId);
-      await this.events.emit(
-        conversationEscalated(
-          chatbotId,
-          {
-            conversation_id: result.conversation.conversation_id,
-            session_id: sessionId,
-            channel,
-            escalated_at: result.escalatedAt,
-            ...(channel === 'web' ? { message_count: result.messageCount } : {}),
-          },
-          this.clock.nowMicros(),
-        ),
-      );
+      await this.relay.relayAndAck(chatbotId, [{ id: result.entryId, entry: result.entry }]);
       await this.signals.publish({
         kind: 'escalated',
         chatbot_id: chatbotId,

@@ -17,9 +17,12 @@ export interface WebhookEvent {
   data: Record<string, unknown>;
 }
 
-/** Where events go: the webhook dispatcher. Resolves once the event is durably accepted. */
+/**
+ * Where events go: the webhook dispatcher. Resolves once the event is durably accepted. An event
+ * emitted again under the same `key` yields no second delivery.
+ */
 export interface EventSink {
-  emit(event: WebhookEvent): Promise<void>;
+  emit(event: WebhookEvent, key?: string): Promise<void>;
 }
 
 /** `conversation.started` */

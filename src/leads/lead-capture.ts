@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
-import { leadCaptured, type EventSink } from '../events/webhook-event.ts';
+import type { PendingEntry } from '../events/pending-event.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { Lead, LeadStore } from '../store/lead-store.ts';
 import { formatTimestamp } from '../timestamp.ts';
+import type { EventRelay } from '../webhooks/event-relay.ts';
 
 /** What a visitor submits through a lead form. Fields are checked, not trusted. */
 export interface LeadInput {
@@ -25,12 +26,12 @@ const PHONE = /^\+?[0-9 ().-]{5,40}$/;
  */
 export class LeadCapture {
   private readonly leads: LeadStore;
-  private readonly events: EventSink;
+  private readonly relay: EventRelay;
   private readonly clock: Clock;
 
-  constructor(deps: { leads: LeadStore; events: EventSink; clock: Clock }) {
+  constructor(deps: { leads: LeadStore; relay: EventRelay; clock: Clock }) {
     this.leads = deps.leads;
-    this.events = deps.events;
+    this.relay = deps.relay;
     this.clock = deps.clock;
   }
 
@@ -56,10 +57,17 @@ export class LeadCapture {
       custom_data: customData,
       created_at: formatTimestamp(now),
     };
-    await this.leads.add(lead, now);
-    await this.events.emit(
-      leadCaptured(chatbot.id, { lead_id: lead.lead_id, name, email, phone, custom_data: customData }, now),
-    );
+    const pending = {
+      id: randomUUID(),
+      entry: {
+        kind: 'lead',
+        at: String(now),
+        lead: { lead_id: lead.lead_id, name, email, phone, custom_data: customData },
+      } satisfies PendingEntry,
+    };
+    await this.relay.register(chatbot.id);
+    await this.leads.add(lead, now, { ...pending, dueAt: this.relay.store.dueAt(now) });
+    await this.relay.relayAndAck(chatbot.id, [pending]);
     return lead;
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import type { PendingEntry, StoredPendingEntry } from '../events/pending-event.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
@@ -54,6 +55,11 @@ export type TurnStart =
       token: string;
       /** Up to `historySize` messages before the new one, oldest first. */
       history: StoredMessage[];
+      /** The pending entry of this message's events (as the script recorded it); `endTurn` acknowledges it. */
+      entryId: string;
+      entry: PendingEntry;
+      /** Overdue pending entries of the chatbot, now this turn's to write deliveries for. */
+      overdue: StoredPendingEntry[];
     };
 
 /** What became of a reply at the end of a turn. */
@@ -75,6 +81,9 @@ export interface TurnLimits {
   historySize: number;
 }
 
+/** Overdue pending entries one turn takes over at most (the sweeper takes the rest). */
+const OVERDUE_PER_TURN = 5;
+
 interface RawMessage {
   role: MessageRole;
   content: string;
@@ -89,11 +98,14 @@ local function create_conversation(meta, ids, id, chatbot, session, source, now)
   redis.call('HSET', ids, id, session)
 end`;
 
-// KEYS: meta, lease, messages, rate window, conversation index, id index.
+// KEYS: meta, lease, messages, rate window, conversation index, id index, pending events, their due times.
 // ARGV: session, new conversation id, source, chatbot, now µs, user message JSON, rate limit,
-//       window µs, lease ms, history size, nonce, process id.
-// One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, and
-// the user message appended, so a turn starts with one round trip and nothing half-written.
+//       window µs, lease ms, history size, nonce, process id, pending entry id, entry due µs,
+//       how many overdue entries to take over.
+// One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, the
+// user message appended and the pending entry of its events recorded, so a turn starts with one round
+// trip and nothing half-written. It also hands the caller overdue entries of the chatbot (left by a
+// process that died before writing their deliveries), due again a grace period later.
 const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'leased'} end
 local t = redis.call('TIME')
@@ -117,12 +129,27 @@ redis.call('HINCRBY', KEYS[1], 'message_count', 1)
 redis.call('HSET', KEYS[1], 'last_message_at', ARGV[5])
 redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
 local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at')
-return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4]}
+redis.call('HSET', KEYS[7], ARGV[13], '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' ..
+  cjson.encode(meta[1]) .. ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
+  ',"is_new":' .. isNew .. ',"message":' .. ARGV[6] .. '}')
+local overdue = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', ARGV[5], 'LIMIT', 0, tonumber(ARGV[15]))) do
+  local entry = redis.call('HGET', KEYS[7], id)
+  if entry then
+    table.insert(overdue, {id, entry})
+    redis.call('ZADD', KEYS[8], ARGV[14], id)
+  else
+    redis.call('ZREM', KEYS[8], id)
+  end
+end
+redis.call('ZADD', KEYS[8], ARGV[14], ARGV[13])
+return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], overdue}
 `);
 
-// KEYS: meta, lease, messages, discarded, conversation index.
+// KEYS: meta, lease, messages, discarded, conversation index, pending events, their due times.
 // ARGV: token, reply JSON ('' when the turn ends without one), now µs, '1' when the reply is the
-// fallback message. Returns {outcome, consecutive fallback replies}.
+// fallback message, the turn's pending entry id (its deliveries are written by now).
+// Returns {outcome, consecutive fallback replies}.
 // The takeover check happens here, atomically with the append: the AI never answers a conversation
 // that a human holds, whatever any process's memory says.
 const END_TURN = new LuaScript(`
@@ -149,6 +176,8 @@ if ARGV[2] ~= '' then
   end
 end
 if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
+redis.call('HDEL', KEYS[6], ARGV[5])
+redis.call('ZREM', KEYS[7], ARGV[5])
 return {outcome, streak}
 `);
 
@@ -177,9 +206,11 @@ redis.call('HSET', KEYS[1], 'taken_over_by', '', 'taken_over_at', '')
 return 'ok'
 `);
 
-// KEYS: meta, conversation index, id index. ARGV: now µs, and to create a missing conversation
-// (a visitor asking for a human before saying anything): new id, chatbot, session, source.
-// Returns 'missing', {'already', at} or {'escalated', at, message_count}.
+// KEYS: meta, conversation index, id index, pending events, their due times. ARGV: now µs, and to
+// create a missing conversation (a visitor asking for a human before saying anything): new id ('' not
+// to create one), chatbot, session, source; then the pending entry id and its due µs.
+// Returns 'missing', {'already', at} or {'escalated', at, message_count}; the first escalation records
+// the pending entry of its event.
 const ESCALATE = new LuaScript(`${CREATE_CONVERSATION}
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[2] == '' then return 'missing' end
@@ -190,7 +221,11 @@ end
 local at = redis.call('HGET', KEYS[1], 'escalated_at')
 if at ~= '' then return {'already', at} end
 redis.call('HSET', KEYS[1], 'escalated_at', ARGV[1])
-return {'escalated', ARGV[1], redis.call('HGET', KEYS[1], 'message_count')}
+local meta = redis.call('HMGET', KEYS[1], 'id', 'session_id', 'message_count')
+redis.call('HSET', KEYS[4], ARGV[6], '{"kind":"escalated","at":"' .. ARGV[1] .. '","conversation_id":' ..
+  cjson.encode(meta[1]) .. ',"session_id":' .. cjson.encode(meta[2]) .. ',"message_count":' .. meta[3] .. '}')
+redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
+return {'escalated', ARGV[1], meta[3]}
 `);
 
 // KEYS: meta, messages, conversation index. ARGV: agent, message JSON, now µs.
@@ -230,7 +265,15 @@ return {holder, took}
 
 /** The outcome of an escalation request. */
 export type EscalationResult =
-  | { first: true; escalatedAt: string; messageCount: number; conversation: ConversationView }
+  | {
+      first: true;
+      escalatedAt: string;
+      messageCount: number;
+      conversation: ConversationView;
+      /** The pending entry of the `conversation.escalated` event (as the script recorded it). */
+      entryId: string;
+      entry: PendingEntry;
+    }
   | { first: false; escalatedAt: string; conversation: ConversationView };
 
 /**
@@ -243,11 +286,14 @@ export class ConversationStore {
   private readonly clock: Clock;
   /** Distinguishes this process's lease tokens from every other process's. */
   private readonly processId = randomUUID();
+  /** How long a pending entry waits for its deliveries before another process writes them. */
+  private readonly pendingGraceMs: number;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, options: { pendingGraceMs: number }) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
+    this.pendingGraceMs = options.pendingGraceMs;
   }
 
   /**
@@ -262,6 +308,7 @@ export class ConversationStore {
   ): Promise<TurnStart> {
     const now = this.clock.nowMicros();
     const message: RawMessage = { role: 'user', content: input.content, at: now };
+    const entryId = randomUUID();
     const reply = (await BEGIN_TURN.run(
       this.redis,
       [
@@ -271,6 +318,8 @@ export class ConversationStore {
         this.keys.conversationRateWindow(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
         this.keys.conversationIds(chatbotId),
+        this.keys.pendingEvents(chatbotId),
+        this.keys.pendingEventsDue(chatbotId),
       ],
       [
         sessionId,
@@ -285,11 +334,14 @@ export class ConversationStore {
         limits.historySize,
         randomUUID(),
         this.processId,
+        entryId,
+        now + this.pendingGraceMs * 1000,
+        OVERDUE_PER_TURN,
       ],
     )) as [string, ...unknown[]];
     if (reply[0] === 'leased') return { kind: 'leased' };
     if (reply[0] === 'rate-limited') return { kind: 'rate-limited' };
-    const [, id, isNew, source, takenOverBy, token, history, escalatedAt] = reply as [
+    const [, id, isNew, source, takenOverBy, token, history, escalatedAt, overdue] = reply as [
       string,
       string,
       number,
@@ -298,6 +350,7 @@ export class ConversationStore {
       string,
       string[],
       string,
+      Array<[string, string]>,
     ];
     return {
       kind: 'started',
@@ -309,6 +362,17 @@ export class ConversationStore {
       createdAt: formatTimestamp(now),
       token,
       history: history.map(parseMessage),
+      entryId,
+      entry: {
+        kind: 'turn',
+        at: String(now),
+        conversation_id: id,
+        session_id: sessionId,
+        source,
+        is_new: isNew,
+        message: { content: input.content },
+      },
+      overdue: overdue.map(([overdueId, json]) => ({ id: overdueId, entry: JSON.parse(json) as PendingEntry })),
     };
   }
 
@@ -319,7 +383,7 @@ export class ConversationStore {
   async endTurn(
     chatbotId: string,
     sessionId: string,
-    token: string,
+    turn: { token: string; entryId: string },
     reply: { role: MessageRole; content: string; fallback?: boolean } | null,
   ): Promise<TurnEnd> {
     const now = this.clock.nowMicros();
@@ -334,8 +398,10 @@ export class ConversationStore {
         this.keys.conversationMessages(chatbotId, sessionId),
         this.keys.conversationDiscarded(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
+        this.keys.pendingEvents(chatbotId),
+        this.keys.pendingEventsDue(chatbotId),
       ],
-      [token, json, now, reply?.fallback ? '1' : '0'],
+      [turn.token, json, now, reply?.fallback ? '1' : '0', turn.entryId],
     )) as [TurnOutcomeInStore, number];
     return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
   }
@@ -445,21 +511,46 @@ export class ConversationStore {
    * conversation without messages yet is created (its first message will still start it).
    */
   async escalate(chatbotId: string, sessionId: string, create?: { source: string }): Promise<EscalationResult> {
+    const now = this.clock.nowMicros();
+    const entryId = randomUUID();
     const reply = await ESCALATE.run(
       this.redis,
       [
         this.keys.conversation(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
         this.keys.conversationIds(chatbotId),
+        this.keys.pendingEvents(chatbotId),
+        this.keys.pendingEventsDue(chatbotId),
       ],
-      [this.clock.nowMicros(), create ? randomUUID() : '', chatbotId, sessionId, create?.source ?? ''],
+      [
+        now,
+        create ? randomUUID() : '',
+        chatbotId,
+        sessionId,
+        create?.source ?? '',
+        entryId,
+        now + this.pendingGraceMs * 1000,
+      ],
     );
     if (reply === 'missing') throw new NotFoundError('Conversation not found.');
     const [kind, at, count] = reply as [string, string, string?];
     const conversation = await this.get(chatbotId, sessionId);
     const escalatedAt = formatTimestamp(Number(at));
     return kind === 'escalated'
-      ? { first: true, escalatedAt, messageCount: Number(count), conversation }
+      ? {
+          first: true,
+          escalatedAt,
+          messageCount: Number(count),
+          conversation,
+          entryId,
+          entry: {
+            kind: 'escalated',
+            at: String(now),
+            conversation_id: conversation.conversation_id,
+            session_id: sessionId,
+            message_count: Number(count),
+          },
+        }
       : { first: false, escalatedAt, conversation };
   }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
@@ -44,9 +43,11 @@ export type AttemptVerdict = { kind: 'delivered' } | { kind: 'retry'; atMicros: 
 // KEYS: due, log of the webhook. ARGV: id, webhook id, chatbot id, event, body, now µs, max attempts,
 // order key, log cutoff µs, key prefix.
 // The record, its place in the due queue and the log entry are written together: once this returns,
-// the delivery exists and will be attempted, whatever happens to this process.
+// the delivery exists and will be attempted, whatever happens to this process. A delivery id that
+// exists already is left as it is (the same event emitted again). Returns 1 when written.
 const ENQUEUE = new LuaScript(`
 local record = ARGV[10] .. 'delivery:' .. ARGV[1]
+if redis.call('EXISTS', record) == 1 then return 0 end
 redis.call('HSET', record, 'id', ARGV[1], 'webhook_id', ARGV[2], 'chatbot_id', ARGV[3], 'event', ARGV[4],
   'body', ARGV[5], 'status', 'pending', 'attempts', 0, 'max_attempts', ARGV[7], 'next_at', ARGV[6],
   'created_at', ARGV[6], 'order_key', ARGV[8], 'claim', '')
@@ -146,6 +147,8 @@ export class DeliveryStore {
 
   /** Writes a pending delivery, due now. */
   async enqueue(input: {
+    /** The delivery's id; an id that exists already is not written again. */
+    id: string;
     webhookId: string;
     chatbotId: string;
     event: string;
@@ -153,7 +156,7 @@ export class DeliveryStore {
     maxAttempts: number;
     orderKey: string;
   }): Promise<string> {
-    const id = randomUUID();
+    const id = input.id;
     const now = this.clock.nowMicros();
     await ENQUEUE.run(
       this.redis,

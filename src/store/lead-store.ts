@@ -1,3 +1,4 @@
+import type { PendingEntry } from '../events/pending-event.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -23,12 +24,17 @@ export class LeadStore {
     this.keys = keys;
   }
 
-  /** Writes the record and lists it in one transaction, so a lead is never half-written. */
-  async add(lead: Lead, atMicros: number): Promise<void> {
+  /**
+   * Writes the record, lists it and records the pending entry of its `lead.captured` event in one
+   * transaction, so a lead is never half-written and its event never lost.
+   */
+  async add(lead: Lead, atMicros: number, pending: { id: string; entry: PendingEntry; dueAt: number }): Promise<void> {
     await this.redis
       .multi()
       .set(this.keys.lead(lead.chatbot_id, lead.lead_id), JSON.stringify(lead))
       .zAdd(this.keys.leadsOf(lead.chatbot_id), { score: atMicros, value: lead.lead_id })
+      .hSet(this.keys.pendingEvents(lead.chatbot_id), pending.id, JSON.stringify(pending.entry))
+      .zAdd(this.keys.pendingEventsDue(lead.chatbot_id), { score: pending.dueAt, value: pending.id })
       .exec();
   }
 

@@ -6,6 +6,9 @@ import type { RedisClient } from './redis-client.ts';
  * Scripts receive only keys of one hash slot (see RedisKeys).
  */
 export class LuaScript {
+  /** Every script of the process (the cluster-readiness test checks that each keeps to one slot). */
+  static readonly all: LuaScript[] = [];
+
   readonly sha1: string;
 
   readonly source: string;
@@ -13,6 +16,7 @@ export class LuaScript {
   constructor(source: string) {
     this.source = source;
     this.sha1 = createHash('sha1').update(source).digest('hex');
+    LuaScript.all.push(this);
   }
 
   async run(redis: RedisClient, keys: string[], args: Array<string | number>): Promise<unknown> {

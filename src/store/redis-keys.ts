@@ -180,6 +180,22 @@ export class RedisKeys {
   ingestLeases(): string {
     return `${this.prefix}{ingest}:leases`;
   }
+  /**
+   * Events of the chatbot whose webhook deliveries may not be written yet, by entry id: written in the
+   * same script as what they report (a message, an escalation, a lead), removed once delivered to the
+   * outbox, so a process that dies in between loses none.
+   */
+  pendingEvents(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:pending-events`;
+  }
+  /** The same entries by when another process should write their deliveries if nobody has. */
+  pendingEventsDue(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:pending-events:due`;
+  }
+  /** Chatbots that may have pending events, by when one of their events was last recorded. */
+  pendingEventBots(): string {
+    return `${this.prefix}pending-event-bots`;
+  }
   quota(userId: string, month: string): string {
     return `${this.prefix}{u:${userId}}:quota:${month}`;
   }

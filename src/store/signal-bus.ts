@@ -45,9 +45,24 @@ export class SignalBus {
 
   /** Identifies this process's bus in the signals it publishes. */
   readonly id = randomUUID();
+  private cluster: Promise<boolean> | undefined;
 
   async publish(signal: Signal): Promise<void> {
-    await this.redis.publish(this.keys.signals(), JSON.stringify({ ...signal, origin: this.id }));
+    const message = JSON.stringify({ ...signal, origin: this.id });
+    if (await this.onCluster()) await this.redis.sPublish(this.keys.signals(), message);
+    else await this.redis.publish(this.keys.signals(), message);
+  }
+
+  /**
+   * Whether the server is a Redis Cluster node: then signals travel on a sharded channel (SPUBLISH),
+   * which stays on the channel's shard instead of being broadcast over the whole cluster bus.
+   */
+  private onCluster(): Promise<boolean> {
+    this.cluster ??= this.redis.info('cluster').then(
+      (info) => /^cluster_enabled:1/m.test(info),
+      () => false,
+    );
+    return this.cluster;
   }
 
   /** Subscribes on a connection of its own (a subscribed connection can do nothing else). */
@@ -55,7 +70,7 @@ export class SignalBus {
     const subscriber = this.redis.duplicate();
     subscriber.on('error', (error: Error) => this.logger.warn({ err: error.message }, 'signal connection error'));
     await subscriber.connect();
-    await subscriber.subscribe(this.keys.signals(), (message: string) => {
+    const listener = (message: string) => {
       let signal: ReceivedSignal;
       try {
         signal = JSON.parse(message) as ReceivedSignal;
@@ -64,7 +79,9 @@ export class SignalBus {
         return;
       }
       handler(signal);
-    });
+    };
+    if (await this.onCluster()) await subscriber.sSubscribe(this.keys.signals(), listener);
+    else await subscriber.subscribe(this.keys.signals(), listener);
     this.subscriber = subscriber;
   }
 

@@ -36,16 +36,14 @@ export class TelegramStore {
   /** Connects (or reconnects) a chatbot; a new secret token each time. */
   async connect(input: Omit<TelegramConnection, 'secretToken'>): Promise<TelegramConnection> {
     const connection = { ...input, secretToken: randomBytes(24).toString('base64url') };
-    await this.redis
-      .multi()
-      .hSet(this.keys.telegram(input.chatbotId), {
-        token: connection.token,
-        mode: connection.mode,
-        secret_token: connection.secretToken,
-        bot_info: JSON.stringify(connection.botInfo),
-      })
-      .sAdd(this.keys.telegramBots(), input.chatbotId)
-      .exec();
+    // Listed first, then written (two hash slots): a listed id without a connection is skipped.
+    await this.redis.sAdd(this.keys.telegramBots(), input.chatbotId);
+    await this.redis.hSet(this.keys.telegram(input.chatbotId), {
+      token: connection.token,
+      mode: connection.mode,
+      secret_token: connection.secretToken,
+      bot_info: JSON.stringify(connection.botInfo),
+    });
     return connection;
   }
 
@@ -75,11 +73,8 @@ export class TelegramStore {
   }
 
   async disconnect(chatbotId: string): Promise<boolean> {
-    const [removed] = (await this.redis
-      .multi()
-      .del(this.keys.telegram(chatbotId))
-      .sRem(this.keys.telegramBots(), chatbotId)
-      .exec()) as unknown as [number, number];
+    const removed = await this.redis.del(this.keys.telegram(chatbotId));
+    await this.redis.sRem(this.keys.telegramBots(), chatbotId);
     return removed === 1;
   }
 

@@ -67,11 +67,12 @@ export class WhatsAppStore {
    * a QR scan, or for a pairing code on `phone`.
    */
   async requestLink(chatbotId: string, phone: string | null): Promise<WhatsAppConnection> {
+    // Listed first, then written (two hash slots): a listed id without a connection is skipped.
+    await this.redis.sAdd(this.keys.whatsappBots(), chatbotId);
     await this.redis
       .multi()
       .del([this.keys.whatsappCreds(chatbotId), this.keys.whatsappKeys(chatbotId), this.keys.whatsapp(chatbotId)])
       .hSet(this.keys.whatsapp(chatbotId), { ...this.blank('linking'), phone: phone ?? '' })
-      .sAdd(this.keys.whatsappBots(), chatbotId)
       .exec();
     return this.get(chatbotId);
   }
@@ -130,8 +131,8 @@ export class WhatsAppStore {
       .multi()
       .del(this.keys.whatsapp(chatbotId))
       .del([this.keys.whatsappCreds(chatbotId), this.keys.whatsappKeys(chatbotId)])
-      .sRem(this.keys.whatsappBots(), chatbotId)
-      .exec()) as unknown as [number, number, number];
+      .exec()) as unknown as [number, number];
+    await this.redis.sRem(this.keys.whatsappBots(), chatbotId);
     return removed === 1;
   }
 

@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import type { EventSink, WebhookEvent } from '../events/webhook-event.ts';
 import type { DeliveryStore } from '../store/delivery-store.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
@@ -20,7 +21,7 @@ export class WebhookOutbox implements EventSink {
     this.maxAttempts = retryDelays.length + 1;
   }
 
-  async emit(event: WebhookEvent): Promise<void> {
+  async emit(event: WebhookEvent, key?: string): Promise<void> {
     const subscribers = await this.webhooks.subscribers(event.chatbot_id, event.event);
     if (subscribers.length === 0) return;
     const body = JSON.stringify(event);
@@ -29,6 +30,7 @@ export class WebhookOutbox implements EventSink {
     await Promise.all(
       subscribers.map((hook) =>
         this.deliveries.enqueue({
+          id: key === undefined ? randomUUID() : deliveryId(key, hook.id),
           webhookId: hook.id,
           chatbotId: event.chatbot_id,
           event: event.event,
@@ -40,4 +42,14 @@ export class WebhookOutbox implements EventSink {
     );
     this.onEnqueued();
   }
+}
+
+/**
+ * The delivery of a keyed event to one webhook: the same id whenever the event is emitted again, as
+ * a UUID (version 8: derived from a SHA-256 of the key and the webhook id).
+ */
+export function deliveryId(key: string, webhookId: string): string {
+  const hex = createHash('sha256').update(`${key}/${webhookId}`).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -5,6 +5,8 @@ import type { ChatPrompt, LlmProvider } from '../../src/llm/llm-provider.ts';
 import { createLogger } from '../../src/logger.ts';
 import { AccountStore } from '../../src/store/account-store.ts';
 import { ChatbotStore } from '../../src/store/chatbot-store.ts';
+import { EventRelay } from '../../src/webhooks/event-relay.ts';
+import { PendingEventStore } from '../../src/store/pending-event-store.ts';
 import { ConversationStore } from '../../src/store/conversation-store.ts';
 import { QuotaStore } from '../../src/store/quota-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
@@ -22,7 +24,12 @@ t.teardown(async () => {
 let now = 1_800_000_000_000_000;
 const clock = { nowMicros: () => now };
 const keys = new RedisKeys('sb:');
-const conversations = new ConversationStore(redis, keys, clock);
+const conversations = new ConversationStore(redis, keys, clock, { pendingGraceMs: 10_000 });
+const relay = new EventRelay(
+  new PendingEventStore(redis, keys, clock, 10_000),
+  { emit: () => Promise.resolve() },
+  createLogger('silent'),
+);
 const user = await new AccountStore(redis, keys, clock, ['scale']).create('router@example.com', 'scale');
 const chatbot = await new ChatbotStore(redis, keys, clock).create(user.id, { name: 'Router Bot' });
 
@@ -45,7 +52,7 @@ function makeRouter(idleMs: number, sweepEveryMs?: number, realClock = false) {
       quota: new QuotaStore(redis, keys, clock, { scale: 1_000_000 }),
       retriever: { retrieve: () => Promise.resolve([]) },
       providers: { chatgpt: provider, gemini: provider, ollama: provider },
-      events: { emit: () => Promise.resolve() },
+      relay,
       escalate: () => Promise.resolve(),
       feed: () => Promise.resolve(),
       clock: realClock ? { nowMicros: () => Date.now() * 1000 } : clock,

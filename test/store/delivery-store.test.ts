@@ -28,6 +28,7 @@ t.test('a delivery is read whole: never a finished status beside an attempt list
   for (let i = 0; i < rounds; i += 1) {
     const webhookId = crypto.randomUUID();
     const id = await writing.enqueue({
+      id: crypto.randomUUID(),
       webhookId,
       chatbotId: crypto.randomUUID(),
       event: 'message.received',

@@ -4,8 +4,11 @@ import type { EventSink, WebhookEvent } from '../../src/events/webhook-event.ts'
 export class RecordingSink implements EventSink {
   readonly events: WebhookEvent[] = [];
 
-  async emit(event: WebhookEvent): Promise<void> {
+  readonly keys: Array<string | undefined> = [];
+
+  async emit(event: WebhookEvent, key?: string): Promise<void> {
     this.events.push(event);
+    this.keys.push(key);
   }
 
   /** Events of one session, in order. */

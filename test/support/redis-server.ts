@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createClient } from 'redis';
 
 /** A throwaway redis-server for one test file, on a free port (never 6379), keeping nothing on disk. */
@@ -64,4 +67,32 @@ function stopChild(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
+}
+
+/**
+ * A redis-server in cluster mode that serves every hash slot itself: a real Redis Cluster of one
+ * shard, which refuses a script or transaction whose keys span slots (CROSSSLOT), as any cluster does.
+ */
+export async function startClusterRedis(): Promise<TestRedis> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sb-cluster-'));
+  const redis = await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--dir', dir]);
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  try {
+    await client.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+    for (let i = 0; i < 200; i += 1) {
+      const info = await client.sendCommand<string>(['CLUSTER', 'INFO']);
+      if (info.includes('cluster_state:ok')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    client.destroy();
+  }
+  return {
+    ...redis,
+    stop: async () => {
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -49,16 +49,22 @@ function startLinking(args: string[]) {
   return { run, exited };
 }
 
-/** A chatbot whose WhatsApp is linked (through the service layer the CLI calls) and its open socket. */
-async function linked(name: string): Promise<{ botId: string; socket: FakeWhatsAppSocket }> {
+let devices = 0;
+
+/**
+ * A chatbot whose WhatsApp is linked (through the service layer the CLI calls) and its open socket;
+ * each linked device has a number of its own (`me`).
+ */
+async function linked(name: string): Promise<{ botId: string; socket: FakeWhatsAppSocket; me: string }> {
   const bot = await services.chatbots.create(owner.user.id, { name });
   const before = whatsapp.sockets.length;
   await services.whatsapp.requestLink(bot.id, null);
   await services.signals.publish({ kind: 'channel', chatbot_id: bot.id, channel: 'whatsapp' });
   const socket = await whatsapp.socket(before);
-  socket.open('4930000000:7@s.whatsapp.net');
+  const me = `49300000${String((devices += 1)).padStart(2, '0')}:7@s.whatsapp.net`;
+  socket.open(me);
   await until(async () => (await services.whatsapp.get(bot.id)).state === 'linked', 'linked');
-  return { botId: bot.id, socket };
+  return { botId: bot.id, socket, me };
 }
 
 const texts = (socket: FakeWhatsAppSocket) => socket.sent.map((m) => [m.jid, m.text]);
@@ -293,18 +299,18 @@ t.test('paused chatbots and the monthly quota answer with a notice, without the 
 });
 
 t.test('a dropped connection reconnects; a logout from the phone leaves the chatbot unlinked', async (t) => {
-  const { botId, socket } = await linked('Dropper');
+  const { botId, socket, me } = await linked('Dropper');
   const index = whatsapp.sockets.indexOf(socket);
   socket.close(428, 'Connection Closed');
   const again = await whatsapp.socket(index + 1);
-  t.same(again.auth.creds.me, { id: '4930000000:7@s.whatsapp.net', name: 'Owner' }, 'same device, no relinking');
-  again.open('4930000000:7@s.whatsapp.net');
+  t.same(again.auth.creds.me, { id: me, name: 'Owner' }, 'same device, no relinking');
+  again.open(me);
   again.receive([textMessage(VISITOR, 'back again')]);
   await until(() => again.sent.length === 1, 'the reply on the new socket');
   again.close(401, 'logged out');
   await until(async () => (await services.whatsapp.get(botId)).state === 'unlinked', 'unlinked');
   const status = await runCliJson(['channel', 'whatsapp', '--bot', botId, '--status'], cliEnv);
-  t.match(status, { state: 'unlinked', reason: 'logged out from the phone', jid: '4930000000@s.whatsapp.net' });
+  t.match(status, { state: 'unlinked', reason: 'logged out from the phone', jid: me.replace(':7', '') });
   t.equal(await services.whatsapp.readCreds(botId), null, 'the auth state is forgotten');
   await new Promise((resolve) => setTimeout(resolve, 700));
   t.equal(whatsapp.sockets.length, index + 2, 'no reconnect after a logout');
@@ -322,6 +328,7 @@ t.test('channel whatsapp --disconnect logs the device out and forgets it', async
 });
 
 t.test('one gateway at a time runs a socket; another takes over when it stops', async (t) => {
+  const { socket, me } = await linked('Shared');
   const other = new FakeWhatsApp();
   const second = await startGateway(
     {
@@ -333,12 +340,15 @@ t.test('one gateway at a time runs a socket; another takes over when it stops', 
     { whatsappSockets: other.factory, whatsappReconnectMs: 50 },
   );
   t.teardown(() => second.stop());
-  const { socket } = await linked('Shared');
   await new Promise((resolve) => setTimeout(resolve, 1000));
   t.equal(other.sockets.length, 0, 'the second gateway waits while the first holds the socket');
   // The first gateway's channel stops (as at shutdown): its socket closes and its lease is let go.
   await gw.app.whatsapp.stop();
-  const taken = await other.socket(0);
-  t.same(taken.auth.creds.me, { id: '4930000000:7@s.whatsapp.net', name: 'Owner' }, 'the device moved with Redis');
+  // The second gateway takes over every chatbot the first ran; this one's device is among them.
+  const taken = await until(
+    () => other.sockets.find((candidate) => candidate.auth.creds.me?.id === me),
+    "the second gateway's socket for the device",
+  );
+  t.same(taken.auth.creds.me, { id: me, name: 'Owner' }, 'the device moved with Redis');
   t.ok(socket.ended, 'the first socket was closed');
 });

@@ -1,0 +1,74 @@
+import { escalationChannel } from '../conversations/session.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import {
+  conversationEscalated,
+  conversationStarted,
+  leadCaptured,
+  messageReceived,
+  type WebhookEvent,
+} from './webhook-event.ts';
+
+/**
+ * What happened, recorded next to the change itself (in the same Redis script or transaction), from
+ * which its webhook events are made. Times are epoch microseconds as strings (Lua's numbers would
+ * round them).
+ */
+export type PendingEntry =
+  | {
+      kind: 'turn';
+      at: string;
+      conversation_id: string;
+      session_id: string;
+      source: string;
+      /** 1 when this message started the conversation. */
+      is_new: number;
+      /** The stored user message (its other fields are the transcript's). */
+      message: { content: string };
+    }
+  | { kind: 'escalated'; at: string; conversation_id: string; session_id: string; message_count: number }
+  | {
+      kind: 'lead';
+      at: string;
+      lead: { lead_id: string; name: string; email: string; phone: string; custom_data: Record<string, string> };
+    };
+
+/** A pending entry as stored, with its id. */
+export interface StoredPendingEntry {
+  id: string;
+  entry: PendingEntry;
+}
+
+/** The webhook events an entry stands for, in the order they are emitted. */
+export function eventsOf(chatbotId: string, entry: PendingEntry): WebhookEvent[] {
+  const at = Number(entry.at);
+  switch (entry.kind) {
+    case 'turn': {
+      const ids = { conversation_id: entry.conversation_id, session_id: entry.session_id };
+      const received = messageReceived(chatbotId, { ...ids, content: entry.message.content, source: entry.source }, at);
+      return entry.is_new === 1
+        ? [conversationStarted(chatbotId, { ...ids, source: entry.source }, at), received]
+        : [received];
+    }
+    case 'escalated': {
+      const channel = escalationChannel(entry.session_id);
+      const data = {
+        conversation_id: entry.conversation_id,
+        session_id: entry.session_id,
+        channel,
+        escalated_at: formatTimestamp(at),
+        ...(channel === 'web' ? { message_count: entry.message_count } : {}),
+      };
+      return [conversationEscalated(chatbotId, data, at)];
+    }
+    case 'lead':
+      return [leadCaptured(chatbotId, entry.lead, at)];
+  }
+}
+
+/**
+ * The key that makes an event's deliveries the same deliveries however often it is emitted: the
+ * entry's id and the event's place among the entry's events.
+ */
+export function eventKey(entryId: string, index: number): string {
+  return `${entryId}/${index}`;
+}

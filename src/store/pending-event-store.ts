@@ -1,0 +1,108 @@
+import type { Clock } from '../clock.ts';
+import type { PendingEntry, StoredPendingEntry } from '../events/pending-event.ts';
+import { LuaScript } from './lua-script.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+// KEYS: entries, due. ARGV: now µs, limit, due again µs.
+// Takes entries whose deliveries are overdue and makes them due again later, so that processes
+// sweeping side by side do not take the same entry twice in one grace period.
+const CLAIM_OVERDUE = new LuaScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  local entry = redis.call('HGET', KEYS[1], id)
+  if entry then
+    redis.call('ZADD', KEYS[2], ARGV[3], id)
+    table.insert(out, {id, entry})
+  else
+    redis.call('ZREM', KEYS[2], id)
+  end
+end
+return out
+`);
+
+// KEYS: chatbots with pending events. ARGV: chatbot id, cutoff µs.
+// Forgets a chatbot only if no event of it was recorded since the cutoff: an event recorded meanwhile
+// registered the chatbot again (with a newer score) before it was written.
+const FORGET_IF_QUIET = new LuaScript(`
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+`);
+
+/**
+ * Pending events: entries written together with what they report (by the conversation, escalation
+ * and lead scripts), acknowledged once their deliveries are in the outbox. Entries still there after
+ * the grace period are taken over by any process (see PendingEventSweeper). Before an entry is
+ * written its chatbot is registered in a global index, so that a sweeper can find it.
+ */
+export class PendingEventStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+  /** How long an entry may stay pending before another process writes its deliveries. */
+  readonly graceMs: number;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, graceMs: number) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+    this.graceMs = graceMs;
+  }
+
+  /** Marks the chatbot as having events in flight; call it before writing an entry. */
+  async register(chatbotId: string): Promise<void> {
+    await this.redis.zAdd(this.keys.pendingEventBots(), { score: this.clock.nowMicros(), value: chatbotId });
+  }
+
+  /** The keys and arguments a script or transaction that writes an entry uses. */
+  entryKeys(chatbotId: string): [string, string] {
+    return [this.keys.pendingEvents(chatbotId), this.keys.pendingEventsDue(chatbotId)];
+  }
+
+  /** When an entry written now becomes overdue, in epoch microseconds. */
+  dueAt(nowMicros: number): number {
+    return nowMicros + this.graceMs * 1000;
+  }
+
+  /** Removes entries whose deliveries are written. */
+  async ack(chatbotId: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const [entries, due] = this.entryKeys(chatbotId);
+    await this.redis.multi().hDel(entries, ids).zRem(due, ids).exec();
+  }
+
+  /** Up to `limit` overdue entries of the chatbot, taken for one more grace period. */
+  async claimOverdue(chatbotId: string, limit: number): Promise<StoredPendingEntry[]> {
+    const now = this.clock.nowMicros();
+    const rows = (await CLAIM_OVERDUE.run(this.redis, this.entryKeys(chatbotId), [
+      now,
+      limit,
+      this.dueAt(now),
+    ])) as Array<[string, string]>;
+    return rows.map(([id, json]) => ({ id, entry: JSON.parse(json) as PendingEntry }));
+  }
+
+  /** Chatbots registered longer than a grace period ago (their entries may be overdue). */
+  async quietChatbots(limit: number): Promise<string[]> {
+    const cutoff = this.clock.nowMicros() - this.graceMs * 1000;
+    return this.redis.zRangeByScore(this.keys.pendingEventBots(), '-inf', cutoff, {
+      LIMIT: { offset: 0, count: limit },
+    });
+  }
+
+  /** Whether the chatbot has any entry left. */
+  async hasEntries(chatbotId: string): Promise<boolean> {
+    const [count] = (await this.redis.multi().zCard(this.keys.pendingEventsDue(chatbotId)).exec()) as unknown as [
+      number,
+    ];
+    return count > 0;
+  }
+
+  /** Drops the chatbot from the index unless an event of it was recorded within the grace period. */
+  async forgetIfQuiet(chatbotId: string): Promise<void> {
+    const cutoff = this.clock.nowMicros() - this.graceMs * 1000;
+    await FORGET_IF_QUIET.run(this.redis, [this.keys.pendingEventBots()], [chatbotId, cutoff]);
+  }
+}

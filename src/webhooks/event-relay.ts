@@ -1,0 +1,96 @@
+import { eventKey, eventsOf, type StoredPendingEntry } from '../events/pending-event.ts';
+import type { EventSink } from '../events/webhook-event.ts';
+import type { Logger } from '../logger.ts';
+import type { PendingEventStore } from '../store/pending-event-store.ts';
+
+/** Chatbots one sweep looks at, and entries it takes per chatbot at a time. */
+const SWEEP_CHATBOTS = 100;
+const SWEEP_ENTRIES = 50;
+
+/**
+ * The transactional outbox's relay: what happened (a message, an escalation, a lead) is written to
+ * Redis together with a pending entry of its events; the relay writes the entry's webhook deliveries
+ * and then acknowledges it. Every event is emitted under a key made from the entry, so writing an
+ * entry's deliveries twice (a sweep racing a slow process) yields the same deliveries once. Entries a
+ * dead process left behind are taken over by the next turn of their chatbot or by `sweep`.
+ */
+export class EventRelay {
+  readonly store: PendingEventStore;
+  private readonly sink: EventSink;
+  private readonly logger: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<unknown> | undefined;
+
+  constructor(store: PendingEventStore, sink: EventSink, logger: Logger) {
+    this.store = store;
+    this.sink = sink;
+    this.logger = logger;
+  }
+
+  /** Sweeps every half grace period (one sweep at a time) until stopped. */
+  start(): void {
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
+    }, this.store.graceMs / 2);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /** Registers the chatbot with the sweeper's index; call it before writing an entry. */
+  register(chatbotId: string): Promise<void> {
+    return this.store.register(chatbotId);
+  }
+
+  /** Writes the deliveries of every event of the entries, in order. */
+  async relay(chatbotId: string, entries: StoredPendingEntry[]): Promise<void> {
+    for (const { id, entry } of entries) {
+      const events = eventsOf(chatbotId, entry);
+      for (const [index, event] of events.entries()) await this.sink.emit(event, eventKey(id, index));
+    }
+  }
+
+  /** Writes the entries' deliveries, then acknowledges the entries. */
+  async relayAndAck(chatbotId: string, entries: StoredPendingEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.relay(chatbotId, entries);
+    await this.store.ack(
+      chatbotId,
+      entries.map((stored) => stored.id),
+    );
+  }
+
+  /**
+   * Writes the deliveries of entries overdue for a grace period, for chatbots whose last event was
+   * recorded at least that long ago (a busy chatbot's turns take over its overdue entries themselves),
+   * and forgets chatbots with nothing pending. Returns how many entries it relayed.
+   */
+  async sweep(): Promise<number> {
+    let relayed = 0;
+    let quiet: string[];
+    try {
+      quiet = await this.store.quietChatbots(SWEEP_CHATBOTS);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'pending events sweep');
+      return 0;
+    }
+    for (const chatbotId of quiet) {
+      try {
+        for (;;) {
+          const overdue = await this.store.claimOverdue(chatbotId, SWEEP_ENTRIES);
+          if (overdue.length === 0) break;
+          await this.relayAndAck(chatbotId, overdue);
+          relayed += overdue.length;
+        }
+        if (!(await this.store.hasEntries(chatbotId))) await this.store.forgetIfQuiet(chatbotId);
+      } catch (error) {
+        this.logger.error({ err: error, chatbot_id: chatbotId }, 'pending events not relayed');
+      }
+    }
+    if (relayed > 0) this.logger.warn({ entries: relayed }, 'relayed events a process left pending');
+    return relayed;
+  }
+}

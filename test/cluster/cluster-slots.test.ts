@@ -1,0 +1,177 @@
+import { createClient } from 'redis';
+import t from 'tap';
+import { LuaScript } from '../../src/store/lua-script.ts';
+import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { FakeWhatsApp, textMessage } from '../fakes/fake-whatsapp.ts';
+import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
+import { startApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startClusterRedis } from '../support/redis-server.ts';
+import { SlotMonitor } from '../support/slot-monitor.ts';
+import { until } from '../support/until.ts';
+
+// Redis Cluster readiness. The gateway runs against a real Redis Cluster (one shard serving every
+// slot, so one server is enough): the cluster itself refuses any script or transaction whose declared
+// keys span hash slots (CROSSSLOT). A MONITOR of the server also sees the keys each script touches
+// without declaring them, and the commands of every transaction; each group must stay in one slot.
+// The walk through the product below runs every Lua script the gateway has.
+
+t.test('every script and transaction keeps to one hash slot on a Redis Cluster', async (t) => {
+  const redis = await startClusterRedis();
+  const monitor = await SlotMonitor.start(redis.url);
+  const openai = await fakeOpenAi().start();
+  openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 150 });
+  const receiver = await new WebhookReceiver().start();
+  const whatsapp = new FakeWhatsApp();
+  const config = loadConfig({
+    REDIS_URL: redis.url,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_POLL_MS: '50',
+    CONVERSATION_RATE_LIMIT: '3',
+    CONVERSATION_LEASE_MS: '300',
+    PENDING_EVENT_GRACE_MS: '200',
+    WHATSAPP_SOCKET_LEASE_MS: '600',
+  });
+  const app = await startApp(config, createLogger('silent'), {
+    shutdownGraceMs: 500,
+    whatsappSockets: whatsapp.factory,
+  });
+  let stopped = false;
+  t.teardown(async () => {
+    if (!stopped) await app.stop();
+    await monitor.stop();
+    await receiver.stop();
+    await openai.stop();
+    await redis.stop();
+  });
+  const s = app.services;
+  const base = `http://127.0.0.1:${app.port}`;
+
+  // Accounts, keys, chatbots, settings, webhooks.
+  const owner = await s.accounts.create('cluster@example.com', 'scale');
+  const key = await s.apiKeys.create(owner.id, 'cluster');
+  const bot = await s.chatbots.create(owner.id, { name: 'Cluster Bot' });
+  await s.chatbots.configure(bot.id, { lead_fields: [{ name: 'company', label: 'Company', required: false }] });
+  const hook = await s.webhooks.create(bot.id, receiver.url, [
+    'conversation.started',
+    'message.received',
+    'conversation.escalated',
+    'lead.captured',
+  ]);
+
+  // Chat over the public API: the gateway's rate limit, the quota, turns with a lease renewed while
+  // the LLM thinks, and the conversation limit (its refusal gives the quota back).
+  const chat = (message: string) =>
+    fetch(`${base}/api/v1/chatbots/${bot.id}/chat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message, session_id: 'api-cluster' }),
+    });
+  const statuses = await Promise.all(['one', 'two', 'three', 'four'].map(async (m) => (await chat(m)).status));
+  t.same(statuses.sort(), [200, 200, 200, 429]);
+
+  // Escalation, takeover, an agent's reply, release; a lead; a source ingested and deleted.
+  await s.control.escalate(bot.id, 'api-cluster');
+  await s.control.takeOver(bot.id, 'api-cluster', 'Alice');
+  await s.control.reply(bot.id, 'api-cluster', 'Alice', 'Hello from Alice');
+  await s.control.release(bot.id, 'api-cluster');
+  await s.leadCapture.capture(await s.chatbots.get(bot.id), 'embed-lead', {
+    name: 'Grace',
+    email: 'grace@example.com',
+    custom_data: { company: 'Navy' },
+  });
+  const source = await s.intake.addText(bot.id, 'Opening hours: nine to five on weekdays.', 'Hours');
+  await until(async () => (await s.sources.get(source.id)).status === 'done', 'ingestion');
+  await s.intake.remove(source.id, app.retrieval.index);
+  await s.ingestion.enqueue(bot.id, 'src-by-hand', Date.now() * 1000);
+  const claimed = await s.ingestion.claimOne(bot.id, 'src-by-hand', Date.now() * 1000, 1000);
+  await s.ingestion.finish(claimed!);
+  await s.agents.create(owner.id, 'Alice');
+  await s.presence.enter(owner.id, 'connection-1', 1000);
+
+  // Webhook deliveries: sent, looked at, one redelivered; a claim given back unattempted.
+  await until(() => receiver.received.length >= 6, 'the webhook deliveries');
+  const [latest] = await s.deliveries.log(hook.id, { limit: 1 });
+  await s.deliveries.get(latest!.id);
+  await until(async () => (await s.deliveries.get(latest!.id)).status === 'delivered', 'delivered');
+  await s.deliveries.redeliver(latest!.id);
+  await app.dispatcher.stop();
+  await s.outbox.emit(
+    { event: 'message.received', chatbot_id: bot.id, timestamp: '', data: { conversation_id: 'x' } },
+    'by-hand',
+  );
+  const [held] = await s.deliveries.claim(1, 1000, 'token');
+  await s.deliveries.release(held!, Date.now() * 1000);
+
+  // WhatsApp: linked through a socket lease, the owner answering from the phone, disconnected.
+  await s.whatsapp.requestLink(bot.id, null);
+  await s.signals.publish({ kind: 'channel', chatbot_id: bot.id, channel: 'whatsapp' });
+  const socket = await whatsapp.socket(0);
+  socket.open('4930000000:1@s.whatsapp.net');
+  await until(async () => (await s.whatsapp.get(bot.id)).state === 'linked', 'linked');
+  socket.receive([textMessage('4915112345678@s.whatsapp.net', 'hi there')]);
+  await until(() => socket.sent.length === 1, 'the WhatsApp reply');
+  socket.receive([textMessage('4915112345678@s.whatsapp.net', 'I will take it', { fromMe: true })]);
+  await until(
+    async () => (await s.conversations.get(bot.id, 'wa_4915112345678@s.whatsapp.net')).taken_over_by === 'owner',
+    'the owner takeover',
+  );
+  await s.whatsapp.disconnect(bot.id);
+  await s.signals.publish({ kind: 'channel', chatbot_id: bot.id, channel: 'whatsapp' });
+  await until(() => socket.loggedOut, 'the logout');
+
+  // Telegram connections, and an event left pending by a "dead" process, picked up by the sweeper.
+  await s.telegram.connect({ chatbotId: bot.id, token: '1:x', mode: 'polling', botInfo: {} });
+  await s.telegram.disconnect(bot.id);
+  await s.relay.register(bot.id);
+  await s.conversations.beginTurn(
+    bot.id,
+    'api-abandoned',
+    { content: 'left behind', source: 'api' },
+    { rateLimit: 10, rateWindowMs: 60_000, leaseMs: 300, historySize: 10 },
+  );
+  await until(async () => !(await s.relay.store.hasEntries(bot.id)), 'the sweep');
+  await s.apiKeys.revoke(owner.id, key.id);
+  stopped = true;
+  await app.stop();
+
+  const seen = new Set(monitor.groups.filter((group) => group.kind === 'script').map((group) => group.script));
+  const missed = LuaScript.all.filter((script) => !seen.has(script.sha1) && !seen.has(script.source));
+  t.same(
+    missed.map((script) => script.source.trim().split('\n')[0]),
+    [],
+    `all ${LuaScript.all.length} scripts ran`,
+  );
+  const violations = await monitor.violations();
+  t.same(violations, [], 'no script or transaction spans hash slots');
+  const scripts = monitor.groups.filter((group) => group.kind === 'script').length;
+  const transactions = monitor.groups.length - scripts;
+  t.ok(scripts > 100 && transactions > 10, `checked ${scripts} script runs and ${transactions} transactions`);
+  t.comment(`checked ${scripts} script runs and ${transactions} transactions`);
+  t.ok(monitor.counts.get('spublish')! > 0, 'signals travel on a sharded channel');
+  t.equal(monitor.counts.get('publish'), undefined, 'and never on a classic one');
+});
+
+t.test('the monitor catches a script that touches keys of two slots without declaring them', async (t) => {
+  const redis = await startClusterRedis();
+  const monitor = await SlotMonitor.start(redis.url);
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  t.teardown(async () => {
+    client.destroy();
+    await monitor.stop();
+    await redis.stop();
+  });
+  await client.eval("redis.call('SET', KEYS[1], '1'); return redis.call('GET', 'other')", { keys: ['{b:1}:x'] });
+  await client.eval("redis.call('SET', KEYS[1], '1'); return redis.call('GET', '{b:1}:y')", { keys: ['{b:1}:x'] });
+  await until(() => monitor.groups.length === 2, 'both runs seen');
+  const violations = await monitor.violations();
+  t.equal(violations.length, 1);
+  t.same(Object.keys(violations[0]!.slots), ['{b:1}:x', 'other']);
+});

@@ -1,0 +1,178 @@
+import t from 'tap';
+import { ChatbotStore } from '../../src/store/chatbot-store.ts';
+import { createLogger } from '../../src/logger.ts';
+import { AccountStore } from '../../src/store/account-store.ts';
+import { ConversationStore } from '../../src/store/conversation-store.ts';
+import { DeliveryStore } from '../../src/store/delivery-store.ts';
+import { LeadStore } from '../../src/store/lead-store.ts';
+import { PendingEventStore } from '../../src/store/pending-event-store.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { WebhookStore } from '../../src/store/webhook-store.ts';
+import { EventRelay } from '../../src/webhooks/event-relay.ts';
+import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.ts';
+import { startRedis } from '../support/redis-server.ts';
+
+// A process records what happened together with a pending entry of its events, then writes the
+// deliveries. These tests stop "processes" between the two steps and check that nothing is lost and
+// nothing is delivered twice.
+
+const server = await startRedis();
+const redis = await connectRedis({ url: server.url }, createLogger('silent'));
+t.teardown(async () => {
+  await redis.close();
+  await server.stop();
+});
+let now = 1_800_000_000_000_000;
+const clock = { nowMicros: () => now };
+const GRACE_MS = 10_000;
+const keys = new RedisKeys('sb:');
+const webhooks = new WebhookStore(redis, keys, clock, true);
+const deliveries = new DeliveryStore(redis, keys, clock, 30);
+const outbox = new WebhookOutbox(webhooks, deliveries, [60, 300, 900]);
+const conversations = new ConversationStore(redis, keys, clock, { pendingGraceMs: GRACE_MS });
+const pending = new PendingEventStore(redis, keys, clock, GRACE_MS);
+/** Two gateways' relays over the same Redis. */
+const relays = [0, 1].map(() => new EventRelay(pending, outbox, createLogger('silent')));
+const owner = await new AccountStore(redis, keys, clock, ['scale']).create('relay@example.com', 'scale');
+const chatbots = new ChatbotStore(redis, keys, clock);
+const limits = { rateLimit: 1000, rateWindowMs: 60_000, leaseMs: 30_000, historySize: 10 };
+
+async function hookedBot(name: string) {
+  const bot = await chatbots.create(owner.id, { name });
+  const hook = await webhooks.create(bot.id, 'http://127.0.0.1:9/hook', [
+    'conversation.started',
+    'message.received',
+    'conversation.escalated',
+    'lead.captured',
+  ]);
+  return { bot, hook };
+}
+
+/** Every delivery of the webhook: event and body, oldest first. */
+async function delivered(webhookId: string) {
+  const views = await deliveries.log(webhookId, { limit: 1000 });
+  const bodies = await Promise.all(
+    views.map(async (view) => JSON.parse((await redis.hGet(keys.delivery(view.id), 'body'))!)),
+  );
+  // The simulated clock stands still, so the log's order among one instant is by id: order by the
+  // events' own times, then as a conversation's events follow each other.
+  const rank = ['conversation.started', 'message.received', 'conversation.escalated', 'lead.captured'];
+  return bodies.sort((a, b) => a.timestamp.localeCompare(b.timestamp) || rank.indexOf(a.event) - rank.indexOf(b.event));
+}
+
+/** A turn that a process began and died in: the message is stored, its deliveries never written. */
+async function abandonedTurn(chatbotId: string, sessionId: string, content: string) {
+  await pending.register(chatbotId);
+  const start = await conversations.beginTurn(chatbotId, sessionId, { content, source: 'api' }, limits);
+  if (start.kind !== 'started') throw new Error(start.kind);
+  return start;
+}
+
+t.test('the same event emitted twice under one key is one delivery', async (t) => {
+  const { bot, hook } = await hookedBot('Twice');
+  const start = await abandonedTurn(bot.id, 'api-twice', 'hello');
+  const entries = [{ id: start.entryId, entry: start.entry }];
+  await Promise.all([relays[0]!.relay(bot.id, entries), relays[1]!.relay(bot.id, entries)]);
+  await relays[0]!.relayAndAck(bot.id, entries);
+  t.same(
+    (await delivered(hook.id)).map((body) => body.event),
+    ['conversation.started', 'message.received'],
+  );
+});
+
+t.test('a sweep writes what a dead process left pending, once, however many gateways sweep', async (t) => {
+  const { bot, hook } = await hookedBot('Abandoned');
+  const start = await abandonedTurn(bot.id, 'api-dead', 'Are you open on Sunday?');
+  t.same(await Promise.all(relays.map((relay) => relay.sweep())), [0, 0], 'nothing is overdue yet');
+  now += GRACE_MS * 1000 + 1;
+  const relayed = await Promise.all(relays.map((relay) => relay.sweep()));
+  t.equal(relayed[0]! + relayed[1]!, 1, 'one gateway took the entry');
+  const bodies = await delivered(hook.id);
+  t.same(
+    bodies.map((body) => [body.event, body.data.session_id]),
+    [
+      ['conversation.started', 'api-dead'],
+      ['message.received', 'api-dead'],
+    ],
+  );
+  t.same(bodies[1].data, {
+    conversation_id: start.conversationId,
+    session_id: 'api-dead',
+    content: 'Are you open on Sunday?',
+    source: 'api',
+  });
+  t.equal(bodies[1].timestamp, start.createdAt, 'the event keeps the time it happened');
+  t.equal(await pending.hasEntries(bot.id), false, 'the entry is acknowledged');
+  await relays[0]!.sweep();
+  t.notOk((await pending.quietChatbots(100)).includes(bot.id), 'a chatbot with nothing pending is forgotten');
+  t.equal((await delivered(hook.id)).length, 2);
+});
+
+t.test("a busy chatbot's next turn takes over the entries a dead process left", async (t) => {
+  const { bot, hook } = await hookedBot('Busy');
+  const dead = await abandonedTurn(bot.id, 'api-a', 'first');
+  now += GRACE_MS * 1000 + 1;
+  await pending.register(bot.id);
+  t.same(await pending.quietChatbots(100).then((ids) => ids.includes(bot.id)), false, 'busy: not for the sweeper');
+  const next = await conversations.beginTurn(bot.id, 'api-b', { content: 'second', source: 'api' }, limits);
+  if (next.kind !== 'started') throw new Error(next.kind);
+  t.same(
+    next.overdue.map((entry) => entry.id),
+    [dead.entryId],
+  );
+  await relays[0]!.relay(bot.id, [{ id: next.entryId, entry: next.entry }]);
+  await relays[0]!.relayAndAck(bot.id, next.overdue);
+  await conversations.endTurn(bot.id, 'api-b', { token: next.token, entryId: next.entryId }, null);
+  t.same(
+    (await delivered(hook.id)).map((body) => [body.event, body.data.session_id]),
+    [
+      ['conversation.started', 'api-a'],
+      ['message.received', 'api-a'],
+      ['conversation.started', 'api-b'],
+      ['message.received', 'api-b'],
+    ],
+  );
+  t.equal(await pending.hasEntries(bot.id), false, 'END_TURN acknowledged its own entry');
+});
+
+t.test('escalations and leads left pending are relayed too', async (t) => {
+  const { bot, hook } = await hookedBot('Others');
+  await pending.register(bot.id);
+  const escalation = await conversations.escalate(bot.id, 'embed-visitor', { source: 'embed' });
+  if (!escalation.first) throw new Error('not first');
+  const lead = {
+    lead_id: crypto.randomUUID(),
+    chatbot_id: bot.id,
+    session_id: 'embed-visitor',
+    name: 'Ada',
+    email: 'ada@example.com',
+    phone: '',
+    custom_data: {},
+    created_at: '',
+  };
+  await new LeadStore(redis, keys).add(lead, now, {
+    id: crypto.randomUUID(),
+    entry: {
+      kind: 'lead',
+      at: String(now),
+      lead: { lead_id: lead.lead_id, name: 'Ada', email: 'ada@example.com', phone: '', custom_data: {} },
+    },
+    dueAt: pending.dueAt(now),
+  });
+  now += GRACE_MS * 1000 + 1;
+  t.equal(await relays[1]!.sweep(), 2);
+  const bodies = await delivered(hook.id);
+  t.same(
+    bodies.map((body) => body.event),
+    ['conversation.escalated', 'lead.captured'],
+  );
+  t.same(bodies[0].data, {
+    conversation_id: escalation.conversation.conversation_id,
+    session_id: 'embed-visitor',
+    channel: 'web',
+    escalated_at: escalation.escalatedAt,
+    message_count: 0,
+  });
+  t.same(bodies[1].data, { lead_id: lead.lead_id, name: 'Ada', email: 'ada@example.com', phone: '', custom_data: {} });
+});
