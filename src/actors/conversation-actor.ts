@@ -171,7 +171,13 @@ async function beginTurn(
   const handle: TurnHandle = { token: start.token, entryId: start.entryId };
   // This turn's events (acknowledged by END_TURN), then any its chatbot's dead processes left behind.
   await deps.relay.relay(chatbot.id, [{ id: start.entryId, entry: start.entry }]);
-  await deps.relay.relayAndAck(chatbot.id, start.overdue);
+  if (start.overdue.length > 0) {
+    await deps.relay.relayAndAck(chatbot.id, start.overdue);
+    deps.logger.warn(
+      { chatbot_id: chatbot.id, entries: start.overdue.length },
+      'relayed events a process left pending',
+    );
+  }
   await publish(deps, chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
   if (!start.escalated && wantsHuman(chatbot.settings.escalation, content)) {
     await escalate(deps, chatbot.id, sessionId);

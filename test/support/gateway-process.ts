@@ -14,7 +14,7 @@ export interface GatewayProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the gateway process and resolves once it logs that it is listening. */
+/** Starts the gateway process and resolves once it is listening. */
 export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
@@ -28,19 +28,28 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
+  // Ready once it logs that it listens, or (at a log level that hides that line) once /readyz says so.
   const listening = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}${err}`)), 15_000);
-    const check = () => {
-      if (out.includes('"gateway listening"')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', check);
-    exited.then(() => {
+    let settled = false;
+    const settle = (error?: Error) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      reject(new Error(`gateway exited: ${out}${err}`));
+      clearInterval(poll);
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(() => settle(new Error(`gateway did not start: ${out}${err}`)), 30_000);
+    const poll = setInterval(() => {
+      fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (response) => response.ok && settle(),
+        () => {},
+      );
+    }, 100);
+    child.stdout.on('data', () => {
+      if (out.includes('"gateway listening"')) settle();
     });
+    void exited.then(() => settle(new Error(`gateway exited: ${out}${err}`)));
   });
   await listening;
   return {
