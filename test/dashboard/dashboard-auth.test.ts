@@ -153,3 +153,26 @@ t.test('an invitation link sets the password once and signs the owner in', async
     200,
   );
 });
+
+t.test('with an https PUBLIC_URL the cookie is Secure and only that origin may change state', async (t) => {
+  const published = await startGateway({ PUBLIC_URL: 'https://bots.example.com' });
+  t.teardown(() => published.stop());
+  const owner = await createOwner(published.app);
+  const client = new DashboardClient(published.baseUrl);
+  const local = `http://${new URL(published.baseUrl).host}`;
+  const refused = await client.post('/dashboard/api/session', owner, { origin: local });
+  t.same(
+    [refused.status, refused.body],
+    [403, { detail: 'Cross-site request refused.' }],
+    'the host alone is not enough',
+  );
+  const res = await client.post('/dashboard/api/session', owner, { origin: 'https://bots.example.com' });
+  t.equal(res.status, 200);
+  t.equal(
+    res.headers.get('set-cookie')?.replace(/=[^;]+;/, '=…;'),
+    'sb_session=…; Max-Age=2592000; Path=/dashboard; HttpOnly; Secure; SameSite=Lax',
+  );
+  t.equal(res.body.public_url, 'https://bots.example.com');
+  const create = await client.post('/dashboard/api/chatbots', { name: 'X' }, { origin: 'https://bots.example.com' });
+  t.equal(create.status, 201);
+});
