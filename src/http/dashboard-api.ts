@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { OwnedResources } from '../dashboard/owned-resources.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { Webhook } from '../store/webhook-store.ts';
-import type { RetrievalIndex } from '../rag/retrieval-index.ts';
+import type { Retrieval } from '../rag/retrieval.ts';
 import type { Services } from '../services.ts';
 import type { CookiePolicy, DashboardRequest } from './dashboard-session.ts';
 
@@ -20,8 +20,8 @@ export interface DashboardApi {
   chatbot: (req: Request) => Promise<void>;
   webhook: (req: Request) => Promise<void>;
   policy: CookiePolicy;
-  /** The search index a deleted source leaves at once. */
-  index: RetrievalIndex;
+  /** The search index a deleted source leaves at once, and the retriever "try a question" asks. */
+  retrieval: Retrieval;
   clock: Clock;
 }
 

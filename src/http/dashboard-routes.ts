@@ -1,7 +1,7 @@
 import type { Request, Response, Server } from 'restify';
 import type { Clock } from '../clock.ts';
 import { OwnedResources } from '../dashboard/owned-resources.ts';
-import type { RetrievalIndex } from '../rag/retrieval-index.ts';
+import type { Retrieval } from '../rag/retrieval.ts';
 import type { Services } from '../services.ts';
 import { resolveChatbot, resolveWebhook, type DashboardApi } from './dashboard-api.ts';
 import { registerDashboardAuthRoutes } from './dashboard-auth-routes.ts';
@@ -18,7 +18,7 @@ import { contentSecurityPolicy, serveBundle, serveWebFile } from './web-page.ts'
 /** What the dashboard is built from. */
 export interface DashboardDeps {
   services: Services;
-  index: RetrievalIndex;
+  retrieval: Retrieval;
   bundles: WebBundles;
   clock: Clock;
   publicUrl: string | undefined;
@@ -60,7 +60,7 @@ export function registerDashboard(server: Server, deps: DashboardDeps): void {
     chatbot: resolveChatbot(owned),
     webhook: resolveWebhook(owned),
     policy,
-    index: deps.index,
+    retrieval: deps.retrieval,
     clock: deps.clock,
   };
   registerDashboardAuthRoutes(server, api);

@@ -2,6 +2,7 @@ import type { Request, Response, Server } from 'restify';
 import { ValidationError } from '../errors.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
 import type { Source } from '../store/source-store.ts';
+import { retrievalView } from '../rag/retrieval-view.ts';
 import { operatorSourceView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
 import { optionalString, requiredString } from './dashboard-body.ts';
@@ -13,7 +14,8 @@ export const FILENAME_HEADER = 'x-filename';
 /**
  * Training sources: the list with live status (the web app polls it while any source is still being
  * ingested), adding text or a URL, uploading a file (the raw bytes as the body, the name in
- * `X-Filename`, at most 20 MB), and deleting one.
+ * `X-Filename`, at most 20 MB), deleting one, and `retrieve` (what the chatbot would find for a
+ * question, as the CLI's `retrieve` shows it).
  */
 export function registerDashboardSourceRoutes(server: Server, api: DashboardApi): void {
   const { services, owned, auth, chatbot: ownedChatbot } = api;
@@ -47,9 +49,18 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     res.send(201, await view(await services.intake.addFile(chatbot.id, filename, bytes)));
   });
 
+  server.get(`${base}/retrieve`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
+    const question = (query.get('query') ?? '').trim();
+    if (question === '' || question.length > 4000) throw new ValidationError('query must be 1 to 4000 characters.');
+    const k = Math.min(Math.max(Number(query.get('k')) || 10, 1), 50);
+    const hits = await api.retrieval.retriever.search(chatbotOf(req).id, question, k);
+    res.send(200, retrievalView(api.retrieval.engine.name, hits));
+  });
+
   server.del(`${DASHBOARD_API}/sources/:source_id`, auth, async (req: Request, res: Response) => {
     const source = await owned.source(ownerOf(req), param(req, 'source_id'));
-    await services.intake.remove(source.id, api.index);
+    await services.intake.remove(source.id, api.retrieval.index);
     res.send(200, { id: source.id, deleted: true });
   });
 }

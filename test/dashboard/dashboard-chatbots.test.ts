@@ -190,6 +190,33 @@ t.test('sources: add text and url, upload a file, list with status, delete', asy
     t.same([res.status, res.body], [status, { detail }], detail);
   }
 
+  // What the chatbot would find for a question, once the text is ingested.
+  for (let i = 0; i < 200 && (await services.sources.get(text.body.id)).status !== 'done'; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const found = await client.get(`${base}/retrieve?query=${encodeURIComponent('opening hours')}&k=3`);
+  t.equal(found.status, 200);
+  t.equal(found.body.engine, 'in-process');
+  t.match(found.body.results[0], {
+    rank: 1,
+    source_id: text.body.id,
+    title: 'Hours',
+    content: 'Opening hours: 9 to 5.',
+  });
+  t.same(Object.keys(found.body.results[0]), [
+    'rank',
+    'score',
+    'text',
+    'vector',
+    'chunk_id',
+    'source_id',
+    'title',
+    'url',
+    'content',
+  ]);
+  const noQuery = await client.get(`${base}/retrieve?query=%20`);
+  t.same([noQuery.status, noQuery.body], [400, { detail: 'query must be 1 to 4000 characters.' }]);
+
   const removed = await client.del(`/dashboard/api/sources/${url.body.id}`);
   t.same([removed.status, removed.body], [200, { id: url.body.id, deleted: true }]);
   t.equal((await client.get(`${base}/sources`)).body.length, 2);

@@ -17,7 +17,7 @@ function dashboardRoutes(): Array<{ method: string; path: string }> {
   const server = createHttpServer(createLogger('silent'));
   registerDashboard(server, {
     services,
-    index: gw.app.retrieval.index,
+    retrieval: gw.app.retrieval,
     bundles: new WebBundles(),
     clock: systemClock,
     publicUrl: undefined,

@@ -72,6 +72,11 @@ t.test(
     await source.locator('.status-done').waitFor({ timeout: 20_000 });
     t.equal(await source.locator('.status').textContent(), 'done');
     t.equal(await source.locator('.pages').textContent(), '0 pages', 'a text source counts no pages');
+    await page.getByLabel('Question').fill('How fast do you ship?');
+    await page.getByRole('button', { name: 'Find passages' }).click();
+    const passage = page.locator('ol.passages li').first();
+    await passage.waitFor();
+    t.equal(await passage.locator('strong').textContent(), 'Shipping policy', 'the text source is what it would use');
     await shot('sources');
 
     // A webhook to the owner's receiver: its secret is shown once; a test event lands in its log.

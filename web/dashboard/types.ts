@@ -165,3 +165,16 @@ export interface Usage {
   limit: number | null;
   days: Array<{ date: string; messages: number }>;
 }
+
+export interface Retrieved {
+  engine: string;
+  results: Array<{
+    rank: number;
+    score: number;
+    chunk_id: string;
+    source_id: string;
+    title: string;
+    url: string;
+    content: string;
+  }>;
+}

@@ -6,6 +6,7 @@ import { Loading, Notice } from '../components/notice.tsx';
 import { formatTime, plural } from '../format.ts';
 import type { Chatbot, Source } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
+import { RetrievalProbe } from './retrieval-probe.tsx';
 
 const WORKING = new Set(['pending', 'crawling', 'processing']);
 
@@ -73,6 +74,7 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
         </div>
         <TextForm busy={action.busy} onAdd={(text, title) => add({ type: 'text', text, title })} />
       </div>
+      <RetrievalProbe chatbot={chatbot} />
     </div>
   );
 }

@@ -6,6 +6,7 @@ import { publicBase } from '../format.ts';
 import { useSession } from '../session-context.ts';
 import type { Chatbot, Settings } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
+import { AppearanceCard, EscalationCard, OriginsCard } from './widget-cards.tsx';
 import { CtaEditor, LeadFieldsEditor } from './widget-editors.tsx';
 import { WidgetPreview } from './widget-preview.tsx';
 
@@ -36,24 +37,16 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
   const save = () =>
     void action.run(async () => {
       setSaved('');
+      const keywordList = keywords.split(',').map((k) => k.trim());
       const patch = {
         ...draft,
         allowed_origins: lines(origins),
-        escalation: {
-          ...draft.escalation,
-          keywords: keywords
-            .split(',')
-            .map((k) => k.trim())
-            .filter(Boolean),
-        },
+        escalation: { ...draft.escalation, keywords: keywordList.filter(Boolean) },
       };
       await send('PATCH', path, patch);
       await settings.reload();
       setSaved('Widget settings saved.');
     });
-  const look = draft.widget;
-  const setLook = (name: keyof Draft['widget']) => (event: Event) =>
-    setDraft({ ...draft, widget: { ...look, [name]: (event.currentTarget as HTMLInputElement).value } });
   return (
     <div class="stack">
       <div class="card">
@@ -69,82 +62,23 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
             save();
           }}
         >
-          <div class="card stack">
-            <h2>Appearance</h2>
-            <label>
-              Title
-              <input name="title" placeholder={chatbot.name} value={look.title} onInput={setLook('title')} />
-            </label>
-            <label>
-              Colour
-              <span class="row">
-                <input type="color" name="color-picker" value={look.color} onInput={setLook('color')} />
-                <input name="color" value={look.color} onInput={setLook('color')} />
-              </span>
-            </label>
-            <label>
-              Welcome message
-              <textarea
-                name="welcome_message"
-                rows={2}
-                value={look.welcome_message}
-                onInput={setLook('welcome_message')}
-              />
-            </label>
-          </div>
-          <div class="card stack">
-            <h2>Allowed origins</h2>
-            <label>
-              <span>
-                One per line, like <code>https://shop.example</code>; empty allows any site.
-              </span>
-              <textarea
-                name="allowed_origins"
-                rows={3}
-                value={origins}
-                onInput={(event) => setOrigins(event.currentTarget.value)}
-              />
-            </label>
-          </div>
+          <AppearanceCard
+            placeholder={chatbot.name}
+            look={draft.widget}
+            onChange={(widget) => setDraft({ ...draft, widget })}
+          />
+          <OriginsCard value={origins} onChange={setOrigins} />
           <LeadFieldsEditor
             fields={draft.lead_fields}
             onChange={(lead_fields) => setDraft({ ...draft, lead_fields })}
           />
           <CtaEditor ctas={draft.ctas} onChange={(ctas) => setDraft({ ...draft, ctas })} />
-          <div class="card stack">
-            <h2>Escalation rules</h2>
-            <label class="check">
-              <input
-                type="checkbox"
-                name="smart_intent"
-                checked={draft.escalation.smart_intent}
-                onChange={(event) =>
-                  setDraft({ ...draft, escalation: { ...draft.escalation, smart_intent: event.currentTarget.checked } })
-                }
-              />
-              Escalate when a visitor asks for a human (smart intent)
-            </label>
-            <label>
-              Keywords that escalate (comma-separated)
-              <input name="keywords" value={keywords} onInput={(event) => setKeywords(event.currentTarget.value)} />
-            </label>
-            <label>
-              Escalate after this many fallback replies in a row (0: never)
-              <input
-                name="fallback_streak"
-                type="number"
-                min={0}
-                max={100}
-                value={draft.escalation.fallback_streak}
-                onInput={(event) =>
-                  setDraft({
-                    ...draft,
-                    escalation: { ...draft.escalation, fallback_streak: Number(event.currentTarget.value) || 0 },
-                  })
-                }
-              />
-            </label>
-          </div>
+          <EscalationCard
+            rules={draft.escalation}
+            keywords={keywords}
+            onRules={(escalation) => setDraft({ ...draft, escalation })}
+            onKeywords={setKeywords}
+          />
           <Notice>{action.error}</Notice>
           <Notice kind="success">{saved}</Notice>
           <div>
