@@ -17,6 +17,7 @@ import { WidgetSessionStore } from './store/widget-session-store.ts';
 import { AgentHub } from './agents/agent-hub.ts';
 import { AgentSocket } from './agents/agent-socket.ts';
 import { registerAgentRoutes } from './http/agent-routes.ts';
+import { registerDashboard } from './http/dashboard-routes.ts';
 import { registerTelegramRoutes } from './http/telegram-routes.ts';
 import { TelegramChannel } from './channels/telegram/adapter.ts';
 import { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
@@ -202,6 +203,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     registerWidgetRoutes(server, { ...services, bundles });
     registerAgentRoutes(server, { ...services, bundles });
     registerTelegramRoutes(server, telegram);
+    registerDashboard(server, { services, retrieval, bundles, clock, publicUrl: config.PUBLIC_URL });
     sockets.attach(server.server);
     const port = await listen(server, config.PORT, config.HOST);
     stack.push(() => closeGracefully(server, options.shutdownGraceMs ?? 10_000));

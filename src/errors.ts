@@ -50,3 +50,18 @@ export class TooLargeError extends DomainError {
 export class UnsupportedEncodingError extends DomainError {
   override name = 'UnsupportedEncodingError';
 }
+
+/** The request did not prove who it comes from: no session, or a wrong email or password (401). */
+export class AuthenticationError extends DomainError {
+  override name = 'AuthenticationError';
+}
+
+/** The caller is known but the request is refused, e.g. a failed CSRF check (403). */
+export class ForbiddenError extends DomainError {
+  override name = 'ForbiddenError';
+}
+
+/** A service the gateway depends on (Telegram's Bot API, say) could not be reached (502). */
+export class UpstreamError extends DomainError {
+  override name = 'UpstreamError';
+}

@@ -27,6 +27,12 @@ import { LeadStore } from './store/lead-store.ts';
 import { SourceStore } from './store/source-store.ts';
 import { TelegramStore } from './store/telegram-store.ts';
 import { WhatsAppStore } from './store/whatsapp-store.ts';
+import { OwnerAuth } from './dashboard/owner-auth.ts';
+import { TelegramConnector } from './channels/telegram/connector.ts';
+import { InviteStore } from './store/invite-store.ts';
+import { LoginGate } from './store/login-gate.ts';
+import { PasswordStore } from './store/password-store.ts';
+import { SessionStore } from './store/session-store.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
 export interface Services {
@@ -54,8 +60,16 @@ export interface Services {
   agents: AgentStore;
   telegram: TelegramStore;
   whatsapp: WhatsAppStore;
+  /** Connects and disconnects chatbots' Telegram bots (CLI and dashboard). */
+  telegramConnector: TelegramConnector;
   keys: RedisKeys;
+  /** Dashboard sessions (cookies) and the owners' sign-in. */
+  sessions: SessionStore;
+  ownerAuth: OwnerAuth;
 }
+
+/** Dashboard sessions end after a week unused, and 30 days after sign-in at the latest. */
+const SESSION_LIFETIME = { idleMs: 7 * 24 * 3600 * 1000, maxAgeMs: 30 * 24 * 3600 * 1000 };
 
 /** Builds the service layer over one Redis client. `events` replaces the outbox (tests only). */
 export function createServices(
@@ -83,8 +97,15 @@ export function createServices(
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);
   const telegramReplies = new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT });
+  const accounts = new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS));
+  const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
+  const loginGate = new LoginGate(redis, keys, {
+    perEmail: config.LOGIN_ATTEMPTS_PER_EMAIL,
+    perAddress: config.LOGIN_ATTEMPTS_PER_ADDRESS,
+    windowMs: 15 * 60 * 1000,
+  });
   return {
-    accounts: new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS)),
+    accounts,
     apiKeys,
     chatbots: new ChatbotStore(redis, keys, clock),
     sources,
@@ -109,6 +130,15 @@ export function createServices(
     agents: new AgentStore(redis, keys, clock),
     telegram,
     whatsapp: new WhatsAppStore(redis, keys, clock),
+    telegramConnector: new TelegramConnector({ store: telegram, signals, apiRoot: config.TELEGRAM_API_ROOT }),
     keys,
+    sessions,
+    ownerAuth: new OwnerAuth({
+      accounts,
+      passwords: new PasswordStore(redis, keys),
+      sessions,
+      invites: new InviteStore(redis, keys, clock),
+      loginGate,
+    }),
   };
 }

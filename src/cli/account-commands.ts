@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { runCommand } from './cli-runtime.ts';
+import { readPassword } from './password-prompt.ts';
 
-/** `user create|plan` and `key create|list|revoke`. */
+/** `user create|plan|password|invite` and `key create|list|revoke`. */
 export function registerAccountCommands(program: Command): void {
   const user = program.command('user').description('owner accounts');
   user
@@ -14,6 +15,26 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--user <id>', 'account id')
     .requiredOption('--plan <plan>', 'plan name (see PLAN_QUOTAS)')
     .action((opts: { user: string; plan: string }) => runCommand((s) => s.accounts.setPlan(opts.user, opts.plan)));
+  user
+    .command('password')
+    .description('set the dashboard password (read from stdin; ends every dashboard session of the owner)')
+    .requiredOption('--user <id>', 'account id')
+    .action((opts: { user: string }) =>
+      runCommand(async (s) => {
+        const account = await s.ownerAuth.setPassword(opts.user, await readPassword(process.stdin, process.stderr));
+        return { id: account.id, email: account.email, password_set: true };
+      }),
+    );
+  user
+    .command('invite')
+    .description('a one-time link whose page lets the owner set a dashboard password')
+    .requiredOption('--user <id>', 'account id')
+    .option('--hours <n>', 'how long the link works', '72')
+    .action((opts: { user: string; hours: string }) =>
+      runCommand((s, { config }) =>
+        s.ownerAuth.invite(opts.user, config.PUBLIC_URL ?? `http://localhost:${config.PORT}`, Number(opts.hours)),
+      ),
+    );
 
   const key = program.command('key').description('API keys');
   key

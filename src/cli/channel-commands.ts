@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { Api, GrammyError } from 'grammy';
-import { TELEGRAM_TOKEN, telegramWebhookPath } from '../channels/telegram/config.ts';
 import { pairingPhone } from '../channels/whatsapp/config.ts';
 import { ValidationError } from '../errors.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
@@ -32,43 +30,18 @@ export function registerChannelCommands(program: Command): void {
     .option('--mode <mode>', 'webhook (needs PUBLIC_URL or a manual setWebhook) or polling', 'webhook')
     .option('--disconnect', 'stop answering on Telegram and forget the token')
     .action((opts: TelegramOptions) =>
-      runCommand(async (s, { config }) => {
+      runCommand(async (s) => {
         const chatbot = await s.chatbots.get(opts.bot.toLowerCase());
         if (opts.disconnect) {
-          if (!(await s.telegram.disconnect(chatbot.id)))
+          if (!(await s.telegramConnector.disconnect(chatbot.id)))
             throw new CliError('Telegram is not connected for this chatbot.');
-          await s.signals.publish({ kind: 'channel', chatbot_id: chatbot.id, channel: 'telegram' });
           return { chatbot_id: chatbot.id, disconnected: true };
         }
         if (opts.mode !== 'webhook' && opts.mode !== 'polling') {
           throw new CliError('channel telegram: --mode must be webhook or polling');
         }
         if (!opts.token) throw new CliError('channel telegram: --token is required');
-        if (!TELEGRAM_TOKEN.test(opts.token)) {
-          throw new ValidationError('token does not look like a Telegram bot token (123456:ABC…).');
-        }
-        let botInfo: Record<string, unknown>;
-        try {
-          // Asked once, without retries: the operator is waiting for the answer.
-          const root = config.TELEGRAM_API_ROOT;
-          botInfo = { ...(await new Api(opts.token, root ? { apiRoot: root } : undefined).getMe()) };
-        } catch (error) {
-          if (error instanceof GrammyError) throw new CliError(`Telegram refused the token: ${error.description}`);
-          throw new CliError(`Telegram could not be reached: ${(error as Error).message}`);
-        }
-        const connection = await s.telegram.connect({
-          chatbotId: chatbot.id,
-          token: opts.token,
-          mode: opts.mode,
-          botInfo,
-        });
-        await s.signals.publish({ kind: 'channel', chatbot_id: chatbot.id, channel: 'telegram' });
-        const webhook = connection.mode === 'webhook';
-        return {
-          mode: connection.mode,
-          webhook_path: webhook ? telegramWebhookPath(chatbot.id) : null,
-          secret_token: webhook ? connection.secretToken : null,
-        };
+        return s.telegramConnector.connect(chatbot.id, opts.token, opts.mode);
       }),
     );
 }

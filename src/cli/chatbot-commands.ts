@@ -23,7 +23,7 @@ interface ConfigureOptions {
   welcomeMessage?: string;
 }
 
-/** `bot create|pause|resume|delete|configure`. */
+/** `bot create|update|pause|resume|delete|configure`. */
 export function registerChatbotCommands(program: Command): void {
   const bot = program.command('bot').description('chatbots');
   bot
@@ -44,6 +44,21 @@ export function registerChatbotCommands(program: Command): void {
           fallbackMessage: opts.fallbackMessage,
         });
         return chatbotDetailView(created);
+      }),
+    );
+  bot
+    .command('update')
+    .description("change a chatbot's name, provider, model, system prompt or fallback message")
+    .requiredOption('--bot <id>', 'chatbot id')
+    .option('--name <name>', 'display name')
+    .option('--provider <provider>', "gemini, chatgpt or ollama (the model becomes the provider's default)")
+    .option('--model <model>', 'provider model name ("" for the default)')
+    .option('--system-prompt <text>', 'persona / system prompt')
+    .option('--fallback-message <text>', 'reply when the LLM cannot answer')
+    .action((opts: Omit<CreateOptions, 'user' | 'name'> & { bot: string; name?: string }) =>
+      runCommand(async (s) => {
+        const { bot: id, ...patch } = opts;
+        return chatbotDetailView(await s.chatbots.update(id, patch));
       }),
     );
   for (const [name, active] of [

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ingestionWorkerFor } from '../actors/ingestion-worker.ts';
 import { systemClock } from '../clock.ts';
 import { openRetrieval } from '../rag/retrieval.ts';
+import { retrievalView } from '../rag/retrieval-view.ts';
 import type { Services } from '../services.ts';
 import type { Source } from '../store/source-store.ts';
 import { operatorSourceView } from '../views.ts';
@@ -64,20 +65,7 @@ export function registerSourceCommands(program: Command): void {
           }
         }
         const hits = await retrieval.retriever.search(opts.bot, opts.query, Math.max(1, Number(opts.k) || 10));
-        return {
-          engine: retrieval.engine.name,
-          results: hits.map((hit, i) => ({
-            rank: i + 1,
-            score: hit.score,
-            text: hit.text ?? null,
-            vector: hit.vector ?? null,
-            chunk_id: hit.chunk.id,
-            source_id: hit.chunk.sourceId,
-            title: hit.chunk.title,
-            url: hit.chunk.url,
-            content: hit.chunk.content,
-          })),
-        };
+        return retrievalView(retrieval.engine.name, hits);
       }),
     );
 }

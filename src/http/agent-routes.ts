@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { Request, Response, Server } from 'restify';
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
@@ -7,6 +6,7 @@ import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { sendDetail } from './http-server.ts';
 import type { WebBundles } from './web-bundle.ts';
+import { contentSecurityPolicy, serveBundle, serveWebFile } from './web-page.ts';
 
 /** What the agents' HTTP side reads. */
 export interface AgentRouteDeps {
@@ -17,7 +17,7 @@ export interface AgentRouteDeps {
 }
 
 /** The console page allows its own script and socket, inline styles (the script injects them), nothing else. */
-const CONSOLE_POLICY = [
+const CONSOLE_POLICY = contentSecurityPolicy([
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'unsafe-inline'",
@@ -26,7 +26,7 @@ const CONSOLE_POLICY = [
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
-].join('; ');
+]);
 
 const CONSOLE_PAGE = new URL('../../web/console/index.html', import.meta.url);
 
@@ -37,37 +37,8 @@ const CONSOLE_PAGE = new URL('../../web/console/index.html', import.meta.url);
  * conversation is not found).
  */
 export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void {
-  let page: Promise<Buffer> | undefined;
-  server.get('/agents', async (_req: Request, res: Response) => {
-    page ??= readFile(CONSOLE_PAGE);
-    const body = await page;
-    res.writeHead(200, {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Length': body.length,
-      'Content-Security-Policy': CONSOLE_POLICY,
-      'Cache-Control': 'no-cache',
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
-    });
-    res.end(body);
-  });
-
-  server.get('/agents/console.js', async (req: Request, res: Response) => {
-    const bundle = await deps.bundles.get('console/console.ts');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', bundle.etag);
-    if (req.headers['if-none-match'] === bundle.etag) {
-      res.writeHead(304);
-      res.end();
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': 'application/javascript; charset=utf-8',
-      'Content-Length': bundle.body.length,
-      'X-Content-Type-Options': 'nosniff',
-    });
-    res.end(bundle.body);
-  });
+  serveWebFile(server, '/agents', CONSOLE_PAGE, { contentType: 'text/html; charset=utf-8', csp: CONSOLE_POLICY });
+  serveBundle(server, '/agents/console.js', 'console/console.ts', deps.bundles);
 
   server.get('/agents/v1/me', async (req: Request, res: Response) => {
     const agent = await bearerAgent(deps.agents, req);

@@ -1,12 +1,15 @@
 import {
+  AuthenticationError,
   ConflictError,
   DomainError,
+  ForbiddenError,
   LimitError,
   NotFoundError,
   ProviderError,
   RateLimitError,
   TooLargeError,
   UnsupportedEncodingError,
+  UpstreamError,
   ValidationError,
 } from '../errors.ts';
 
@@ -39,10 +42,13 @@ export function errorResponse(error: unknown): ErrorResponse {
 
 function domainStatus(error: DomainError): number {
   if (error instanceof ValidationError || error instanceof LimitError) return 400;
+  if (error instanceof AuthenticationError) return 401;
+  if (error instanceof ForbiddenError) return 403;
   if (error instanceof NotFoundError) return 404;
   if (error instanceof ConflictError) return 409;
   if (error instanceof TooLargeError) return 413;
   if (error instanceof RateLimitError) return 429;
   if (error instanceof UnsupportedEncodingError) return 415;
+  if (error instanceof UpstreamError) return 502;
   return 500;
 }

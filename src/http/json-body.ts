@@ -15,22 +15,7 @@ export interface JsonRequest extends Request {
  */
 export function jsonBody() {
   return async function readJsonBody(req: Request, res: Response) {
-    const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') {
-      throw new UnsupportedEncodingError('Content-Encoding is not supported.');
-    }
-    let text: string;
-    try {
-      text = await getRawBody(req, { limit: MAX_BODY_BYTES, length: req.headers['content-length'], encoding: 'utf-8' });
-    } catch (error) {
-      const type = (error as { type?: string }).type;
-      if (type === 'entity.too.large') {
-        // The rest of the body is never read: close the connection after answering.
-        res.setHeader('Connection', 'close');
-        throw new TooLargeError('Request body is too large.');
-      }
-      throw new ValidationError('Request body could not be read.', { cause: error });
-    }
+    const text = await readBody(req, res, { limit: MAX_BODY_BYTES, tooLarge: 'Request body is too large.' }, 'utf-8');
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -42,4 +27,42 @@ export function jsonBody() {
     }
     (req as JsonRequest).body = body as Record<string, unknown>;
   };
+}
+
+/** How much of a body is read, and what a larger one is told. */
+export interface BodyLimit {
+  limit: number;
+  tooLarge: string;
+}
+
+/**
+ * Reads a whole request body up to `limit.limit` bytes: a larger one is refused with 413 (from
+ * Content-Length, or while streaming) and its connection closed, a compressed one with 415.
+ */
+export function readBody(req: Request, res: Response, limit: BodyLimit, encoding: 'utf-8'): Promise<string>;
+export function readBody(req: Request, res: Response, limit: BodyLimit): Promise<Buffer>;
+export async function readBody(
+  req: Request,
+  res: Response,
+  limit: BodyLimit,
+  encoding?: 'utf-8',
+): Promise<string | Buffer> {
+  const contentEncoding = req.headers['content-encoding'];
+  if (contentEncoding !== undefined && contentEncoding !== 'identity') {
+    throw new UnsupportedEncodingError('Content-Encoding is not supported.');
+  }
+  try {
+    const length = req.headers['content-length'];
+    return encoding
+      ? await getRawBody(req, { limit: limit.limit, length, encoding })
+      : await getRawBody(req, { limit: limit.limit, length });
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      // The rest of the body is never read: close the connection after answering.
+      res.setHeader('Connection', 'close');
+      throw new TooLargeError(limit.tooLarge);
+    }
+    throw new ValidationError('Request body could not be read.', { cause: error });
+  }
 }

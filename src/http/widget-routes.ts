@@ -5,6 +5,7 @@ import type { AgentPresence } from '../store/agent-presence.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import { isUuid } from '../uuid.ts';
 import type { WebBundles } from './web-bundle.ts';
+import { serveBundle } from './web-page.ts';
 
 /** What the widget's HTTP side reads. */
 export interface WidgetRouteDeps {
@@ -19,21 +20,9 @@ export interface WidgetRouteDeps {
  * from any site that embeds it.
  */
 export function registerWidgetRoutes(server: Server, deps: WidgetRouteDeps): void {
-  server.get('/widget.js', async (req: Request, res: Response) => {
-    const bundle = await deps.bundles.get('widget/widget.ts');
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.setHeader('ETag', bundle.etag);
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    if (req.headers['if-none-match'] === bundle.etag) {
-      res.writeHead(304);
-      res.end();
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': 'application/javascript; charset=utf-8',
-      'Content-Length': bundle.body.length,
-    });
-    res.end(bundle.body);
+  serveBundle(server, '/widget.js', 'widget/widget.ts', deps.bundles, {
+    'Cache-Control': 'public, max-age=300',
+    'Access-Control-Allow-Origin': '*',
   });
 
   server.get(WIDGET_CONFIG_PATH, async (req: Request, res: Response) => {

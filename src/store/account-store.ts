@@ -31,7 +31,7 @@ export class AccountStore {
   }
 
   async create(rawEmail: string, plan = 'free'): Promise<Account> {
-    const address = rawEmail.trim().toLowerCase();
+    const address = normalizeEmail(rawEmail);
     if (!email.safeParse(address).success) throw new ValidationError('email must be a valid email address.');
     this.checkPlan(plan);
     const id = randomUUID();
@@ -58,6 +58,11 @@ export class AccountStore {
     };
   }
 
+  /** The id of the account with this email address (compared as `create` stores it), if any. */
+  async findIdByEmail(rawEmail: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.userByEmail(normalizeEmail(rawEmail)))) ?? undefined;
+  }
+
   async setPlan(userId: string, plan: string): Promise<Account> {
     this.checkPlan(plan);
     const account = await this.get(userId);
@@ -70,4 +75,9 @@ export class AccountStore {
       throw new ValidationError(`plan must be one of: ${this.plans.join(', ')}.`);
     }
   }
+}
+
+/** Email addresses are unique and compared trimmed and lowercased. */
+export function normalizeEmail(raw: string): string {
+  return raw.trim().toLowerCase();
 }

@@ -35,6 +35,9 @@ export interface NewChatbot {
   fallbackMessage?: string;
 }
 
+/** A change to some of a chatbot's own fields (`update`). */
+export type ChatbotPatch = Partial<NewChatbot>;
+
 export const DEFAULT_MODELS: Record<Provider, string> = {
   chatgpt: 'gpt-4o-mini',
   gemini: 'gemini-2.5-flash',
@@ -78,16 +81,10 @@ export class ChatbotStore {
   }
 
   async create(userId: string, input: NewChatbot): Promise<Chatbot> {
-    const name = input.name.trim();
-    if (name.length === 0 || name.length > 100) throw new ValidationError('name must be 1 to 100 characters.');
-    const provider = input.provider ?? 'chatgpt';
-    if (!isProvider(provider)) throw new ValidationError(`provider must be one of: ${PROVIDERS.join(', ')}.`);
-    const systemPrompt = input.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-    if (systemPrompt.length > 20_000) throw new ValidationError('system_prompt must be at most 20000 characters.');
-    const fallback = input.fallbackMessage ?? DEFAULT_FALLBACK_MESSAGE;
-    if (fallback.trim().length === 0 || fallback.length > 2000) {
-      throw new ValidationError('fallback_message must be 1 to 2000 characters.');
-    }
+    const name = checkName(input.name);
+    const provider = checkProvider(input.provider ?? 'chatgpt');
+    const systemPrompt = checkSystemPrompt(input.systemPrompt ?? DEFAULT_SYSTEM_PROMPT);
+    const fallback = checkFallback(input.fallbackMessage ?? DEFAULT_FALLBACK_MESSAGE);
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     const id = randomUUID();
     const createdAt = this.clock.nowMicros();
@@ -101,7 +98,7 @@ export class ChatbotStore {
       name,
       slug,
       provider,
-      model: input.model?.trim() || DEFAULT_MODELS[provider],
+      model: checkModel(input.model ?? '') || DEFAULT_MODELS[provider],
       is_active: '1',
       deleted: '0',
       created_at: String(createdAt),
@@ -154,6 +151,26 @@ export class ChatbotStore {
     }
   }
 
+  /**
+   * Changes the chatbot's name, provider and model, system prompt or fallback message, under the same
+   * rules as `create` (a new provider without a model takes that provider's default model). The slug
+   * stays: it is how the chatbot is addressed.
+   */
+  async update(chatbotId: string, patch: ChatbotPatch): Promise<Chatbot> {
+    const current = await this.get(chatbotId);
+    const fields: Record<string, string> = {};
+    if (patch.name !== undefined) fields.name = checkName(patch.name);
+    const provider = patch.provider !== undefined ? checkProvider(patch.provider) : current.provider;
+    if (patch.provider !== undefined) fields.provider = provider;
+    const model = patch.model !== undefined ? checkModel(patch.model) : undefined;
+    if (model) fields.model = model;
+    else if (model === '' || provider !== current.provider) fields.model = DEFAULT_MODELS[provider];
+    if (patch.systemPrompt !== undefined) fields.system_prompt = checkSystemPrompt(patch.systemPrompt);
+    if (patch.fallbackMessage !== undefined) fields.fallback_message = checkFallback(patch.fallbackMessage);
+    if (Object.keys(fields).length > 0) await this.redis.hSet(this.keys.chatbot(chatbotId), fields);
+    return this.get(chatbotId);
+  }
+
   /** Soft delete: the record stays for the audit trail; reads, the listing and the slug let go of it. */
   async softDelete(chatbotId: string): Promise<void> {
     const chatbot = await this.get(chatbotId);
@@ -166,8 +183,36 @@ export class ChatbotStore {
   }
 }
 
-function isProvider(value: string): value is Provider {
-  return (PROVIDERS as readonly string[]).includes(value);
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (name.length === 0 || name.length > 100) throw new ValidationError('name must be 1 to 100 characters.');
+  return name;
+}
+
+function checkProvider(value: string): Provider {
+  if (!(PROVIDERS as readonly string[]).includes(value)) {
+    throw new ValidationError(`provider must be one of: ${PROVIDERS.join(', ')}.`);
+  }
+  return value as Provider;
+}
+
+/** A model name, trimmed ('' means the provider's default). */
+function checkModel(raw: string): string {
+  const model = raw.trim();
+  if (model.length > 100) throw new ValidationError('model must be at most 100 characters.');
+  return model;
+}
+
+function checkSystemPrompt(value: string): string {
+  if (value.length > 20_000) throw new ValidationError('system_prompt must be at most 20000 characters.');
+  return value;
+}
+
+function checkFallback(value: string): string {
+  if (value.trim().length === 0 || value.length > 2000) {
+    throw new ValidationError('fallback_message must be 1 to 2000 characters.');
+  }
+  return value;
 }
 
 function toChatbot(row: Record<string, string>): Chatbot {

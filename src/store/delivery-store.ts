@@ -277,6 +277,11 @@ export class DeliveryStore {
     return views.filter((view): view is DeliveryView => view !== undefined);
   }
 
+  /** The chatbot whose webhook a delivery belongs to (undefined when there is no such delivery). */
+  async chatbotOf(deliveryId: string): Promise<string | undefined> {
+    return (await this.redis.hGet(this.keys.delivery(deliveryId), 'chatbot_id')) ?? undefined;
+  }
+
   /** Deliveries waiting in the due queue (pending, including claimed ones). */
   async pendingCount(): Promise<number> {
     return this.redis.zCard(this.keys.deliveriesDue());

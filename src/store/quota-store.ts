@@ -3,13 +3,14 @@ import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-// KEYS: user, month counter. ARGV: ttl seconds, then plan/limit pairs.
-// Reading the plan, comparing and counting in one script makes the quota exact under any race.
+// KEYS: user, month counter, day counter. ARGV: month ttl s, day ttl s, then plan/limit pairs.
+// Reading the plan, comparing and counting in one script makes the quota exact under any race; the
+// day counter (the dashboard's chart) is counted in the same call, so it costs no extra round trip.
 const CONSUME = new LuaScript(`
 local plan = redis.call('HGET', KEYS[1], 'plan')
 if not plan then return -1 end
 local limit = nil
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   if ARGV[i] == plan then limit = tonumber(ARGV[i + 1]) end
 end
 if limit == nil then return -1 end
@@ -17,14 +18,22 @@ local used = tonumber(redis.call('GET', KEYS[2]) or '0')
 if used >= limit then return 0 end
 redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('INCR', KEYS[3])
+redis.call('EXPIRE', KEYS[3], ARGV[2])
 return 1
 `);
 
-// KEYS: month counter. Gives back one message when the turn it was counted for was refused later.
+// KEYS: month counter, day counter. Gives back one message when the turn it was counted for was
+// refused later.
 const REFUND = new LuaScript(`
-if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
+for _, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
+end
 return 1
 `);
+
+/** How long a day's counter is kept: the dashboard charts the last 30 days. */
+const DAY_TTL_SECONDS = 40 * 24 * 3600;
 
 /** What the quota said about one user message. */
 export type QuotaDecision = 'counted' | 'exhausted' | 'unknown-account';
@@ -48,20 +57,50 @@ export class QuotaStore {
 
   /** Counts one user message if the account's plan still allows one this month. */
   async consume(userId: string): Promise<QuotaDecision> {
-    const args: Array<string | number> = [40 * 24 * 3600];
+    const args: Array<string | number> = [40 * 24 * 3600, DAY_TTL_SECONDS];
     for (const [plan, limit] of Object.entries(this.quotas)) args.push(plan, limit);
-    const reply = await CONSUME.run(this.redis, [this.keys.user(userId), this.counter(userId)], args);
+    const keys = [this.keys.user(userId), this.counter(userId), this.dayCounter(userId, this.today())];
+    const reply = await CONSUME.run(this.redis, keys, args);
     return reply === 1 ? 'counted' : reply === 0 ? 'exhausted' : 'unknown-account';
   }
 
   /** Gives back a message counted for a turn that was then refused. */
   async refund(userId: string): Promise<void> {
-    await REFUND.run(this.redis, [this.counter(userId)], []);
+    await REFUND.run(this.redis, [this.counter(userId), this.dayCounter(userId, this.today())], []);
   }
 
   /** Messages counted this month. */
   async used(userId: string): Promise<number> {
     return Number((await this.redis.get(this.counter(userId))) ?? 0);
+  }
+
+  /** The plan's monthly limit (undefined for a plan PLAN_QUOTAS does not name). */
+  limitOf(plan: string): number | undefined {
+    return this.quotas[plan];
+  }
+
+  /**
+   * Messages counted on each of the last `days` UTC days, oldest first, today last. Read with the
+   * server, never the client-side cache: counters change on every message.
+   */
+  async daily(userId: string, days: number): Promise<Array<{ date: string; messages: number }>> {
+    const today = Date.parse(this.today());
+    const dates = Array.from({ length: days }, (_, i) =>
+      new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+    );
+    const counts = (await this.redis
+      .multi()
+      .mGet(dates.map((date) => this.dayCounter(userId, date)))
+      .exec()) as unknown as [Array<string | null>];
+    return dates.map((date, i) => ({ date, messages: Number(counts[0][i] ?? 0) }));
+  }
+
+  private today(): string {
+    return new Date(this.clock.nowMicros() / 1000).toISOString().slice(0, 10);
+  }
+
+  private dayCounter(userId: string, day: string): string {
+    return this.keys.quotaDay(userId, day);
   }
 
   private counter(userId: string): string {

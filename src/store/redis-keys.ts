@@ -205,4 +205,31 @@ export class RedisKeys {
   sourceOwner(sourceId: string): string {
     return `${this.prefix}source-bot:${sourceId}`;
   }
+  /** Messages counted on one UTC day (`YYYY-MM-DD`), for the dashboard's chart. */
+  quotaDay(userId: string, day: string): string {
+    return `${this.prefix}{u:${userId}}:quota-day:${day}`;
+  }
+  /** An owner's dashboard password (scrypt hash with its parameters). */
+  password(userId: string): string {
+    return `${this.prefix}{u:${userId}}:password`;
+  }
+  /** One dashboard session, by the SHA-256 of its secret. */
+  dashboardSession(userId: string, secretHash: string): string {
+    return `${this.prefix}{u:${userId}}:session:${secretHash}`;
+  }
+  /** The hashes of an owner's dashboard sessions (so all of them can be ended at once). */
+  dashboardSessionsOf(userId: string): string {
+    return `${this.prefix}{u:${userId}}:sessions`;
+  }
+  /** An owner's pending invitation to set a password (one at a time). */
+  invite(userId: string): string {
+    return `${this.prefix}{u:${userId}}:invite`;
+  }
+  /** Recent sign-in attempts for one email address (SHA-256), and from one client address. */
+  loginAttemptsByEmail(emailHash: string): string {
+    return `${this.prefix}{login}:email:${emailHash}`;
+  }
+  loginAttemptsByAddress(address: string): string {
+    return `${this.prefix}{login}:addr:${address}`;
+  }
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EventSink, WebhookEvent } from '../events/webhook-event.ts';
 import type { DeliveryStore } from '../store/delivery-store.ts';
-import type { WebhookStore } from '../store/webhook-store.ts';
+import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
 
 /**
  * The event sink of every process: an event becomes one durable delivery per active webhook that
@@ -25,22 +25,32 @@ export class WebhookOutbox implements EventSink {
     const subscribers = await this.webhooks.subscribers(event.chatbot_id, event.event);
     if (subscribers.length === 0) return;
     const body = JSON.stringify(event);
-    const subject = event.data.conversation_id ?? event.data.lead_id;
-    const orderKey = `${typeof subject === 'string' ? subject : ''}`;
-    await Promise.all(
-      subscribers.map((hook) =>
-        this.deliveries.enqueue({
-          id: key === undefined ? randomUUID() : deliveryId(key, hook.id),
-          webhookId: hook.id,
-          chatbotId: event.chatbot_id,
-          event: event.event,
-          body,
-          maxAttempts: this.maxAttempts,
-          orderKey: `${hook.id}/${orderKey}`,
-        }),
-      ),
-    );
+    await Promise.all(subscribers.map((hook) => this.enqueue(hook, event, body, key)));
     this.onEnqueued();
+  }
+
+  /**
+   * Queues one event for one webhook, whatever events it selected (the dashboard's test event);
+   * returns the delivery's id.
+   */
+  async emitTo(hook: Webhook, event: WebhookEvent): Promise<string> {
+    const id = await this.enqueue(hook, event, JSON.stringify(event));
+    this.onEnqueued();
+    return id;
+  }
+
+  /** `key` makes the delivery's id derived from the event's key, so a repeat writes nothing new. */
+  private enqueue(hook: Webhook, event: WebhookEvent, body: string, key?: string): Promise<string> {
+    const subject = event.data.conversation_id ?? event.data.lead_id;
+    return this.deliveries.enqueue({
+      id: key === undefined ? randomUUID() : deliveryId(key, hook.id),
+      webhookId: hook.id,
+      chatbotId: event.chatbot_id,
+      event: event.event,
+      body,
+      maxAttempts: this.maxAttempts,
+      orderKey: `${hook.id}/${typeof subject === 'string' ? subject : ''}`,
+    });
   }
 }
 

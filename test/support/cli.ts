@@ -10,22 +10,24 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `switchboard <args>` on this Node with exactly the given environment. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs `switchboard <args>` on this Node with exactly the given environment (and `input` piped to stdin). */
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdin = input === undefined ? 'ignore' : 'pipe';
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: [stdin, 'pipe', 'pipe'] });
+    child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
 /** Runs the CLI and parses its one line of JSON; anything else (exit code, stderr, more lines) throws. */
-export async function runCliJson(args: string[], env: Record<string, string>): Promise<any> {
-  const result = await runCli(args, env);
+export async function runCliJson(args: string[], env: Record<string, string>, input?: string): Promise<any> {
+  const result = await runCli(args, env, input);
   if (result.code !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr}`);
   const lines = result.stdout.split('\n');
   if (lines.length !== 2 || lines[1] !== '' || result.stderr !== '') {

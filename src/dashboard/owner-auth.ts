@@ -1,0 +1,122 @@
+import { AuthenticationError, NotFoundError, RateLimitError, ValidationError } from '../errors.ts';
+import { normalizeEmail, type Account, type AccountStore } from '../store/account-store.ts';
+import type { InviteStore } from '../store/invite-store.ts';
+import type { LoginGate } from '../store/login-gate.ts';
+import type { PasswordStore } from '../store/password-store.ts';
+import type { NewSession, SessionStore } from '../store/session-store.ts';
+import { checkPassword, decoyHash, hashPassword, PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
+
+/** The one answer to a sign-in that failed for any reason but the rate limit. */
+export const BAD_CREDENTIALS = 'Email or password is incorrect.';
+/** The answer to an invitation link that is unknown, used or expired. */
+export const BAD_INVITE = 'This invitation link is invalid, used or expired.';
+
+/** How long an invitation link works unless told otherwise. */
+export const INVITE_TTL_HOURS = 72;
+
+/** A new dashboard session for an owner. */
+export interface SignedIn {
+  account: Account;
+  session: NewSession;
+}
+
+/** What `user invite` prints. */
+export interface InviteLink {
+  user_id: string;
+  email: string;
+  url: string;
+  expires_at: string;
+}
+
+/** What owner sign-in works with. */
+export interface OwnerAuthDeps {
+  accounts: AccountStore;
+  passwords: PasswordStore;
+  sessions: SessionStore;
+  invites: InviteStore;
+  loginGate: LoginGate;
+}
+
+/**
+ * Owner accounts' dashboard credentials: setting a password (CLI), invitation links (CLI) and
+ * accepting them (dashboard), signing in with the login rate limits, and signing out everywhere.
+ * The CLI and the dashboard API share this one implementation.
+ */
+export class OwnerAuth {
+  private readonly deps: OwnerAuthDeps;
+
+  constructor(deps: OwnerAuthDeps) {
+    this.deps = deps;
+  }
+
+  /** Sets (or replaces) the owner's password; every open session of the owner ends. */
+  async setPassword(userId: string, password: unknown): Promise<Account> {
+    const checked = checkPassword(password);
+    const account = await this.deps.accounts.get(userId);
+    await this.deps.passwords.set(account.id, await hashPassword(checked));
+    await this.deps.sessions.endAll(account.id);
+    return account;
+  }
+
+  /**
+   * A one-time link whose page lets the owner set a password. The token travels in the URL's
+   * fragment, which browsers never send to a server, so it reaches no access log or Referer.
+   */
+  async invite(userId: string, baseUrl: string, hours = INVITE_TTL_HOURS): Promise<InviteLink> {
+    if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 30) {
+      throw new ValidationError('hours must be a whole number from 1 to 720.');
+    }
+    const account = await this.deps.accounts.get(userId);
+    const invite = await this.deps.invites.create(account.id, hours * 3600);
+    const url = new URL('/dashboard/', baseUrl);
+    url.hash = `/invite/${invite.token}`;
+    return { user_id: account.id, email: account.email, url: url.toString(), expires_at: invite.expires_at };
+  }
+
+  /** Sets the password an invitation asked for and signs the owner in. The link works once. */
+  async acceptInvite(token: unknown, password: unknown): Promise<SignedIn> {
+    const checked = checkPassword(password);
+    if (!(await this.deps.invites.isValid(token))) throw new NotFoundError(BAD_INVITE);
+    const hash = await hashPassword(checked);
+    // Used up only now, after the slow hash: two tabs racing the same link cannot both win.
+    const userId = await this.deps.invites.consume(token);
+    if (!userId) throw new NotFoundError(BAD_INVITE);
+    await this.deps.passwords.set(userId, hash);
+    await this.deps.sessions.endAll(userId);
+    return this.openSession(userId);
+  }
+
+  /**
+   * Signs in with email and password from a client address. An unknown email, an account without a
+   * password and a wrong password all fail alike, after the same scrypt work.
+   */
+  async signIn(rawEmail: unknown, password: unknown, address: string): Promise<SignedIn> {
+    if (typeof rawEmail !== 'string' || rawEmail.trim() === '') throw new ValidationError('email is required.');
+    if (typeof password !== 'string' || password === '') throw new ValidationError('password is required.');
+    const email = normalizeEmail(rawEmail).slice(0, 254);
+    const admission = await this.deps.loginGate.admit(email, address);
+    if (admission.kind === 'limited') {
+      const minutes = Math.max(1, Math.ceil(admission.retryAfterSeconds / 60));
+      throw new RateLimitError(
+        `Too many sign-in attempts. Try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
+      );
+    }
+    const userId = await this.deps.accounts.findIdByEmail(email);
+    const stored = userId ? await this.deps.passwords.get(userId) : undefined;
+    const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
+    const matches = await verifyPassword(candidate, stored ?? (await decoyHash()));
+    if (!userId || stored === undefined || !matches || candidate === '') throw new AuthenticationError(BAD_CREDENTIALS);
+    await this.deps.loginGate.forgive(admission.ticket);
+    return this.openSession(userId);
+  }
+
+  /** Ends every dashboard session of the owner (this one included). */
+  async signOutEverywhere(userId: string): Promise<void> {
+    await this.deps.sessions.endAll(userId);
+  }
+
+  private async openSession(userId: string): Promise<SignedIn> {
+    const account = await this.deps.accounts.get(userId);
+    return { account, session: await this.deps.sessions.create(userId) };
+  }
+}

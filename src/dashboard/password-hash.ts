@@ -1,0 +1,57 @@
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { ValidationError } from '../errors.ts';
+
+/** Shortest and longest password an owner may set. */
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 256;
+
+/**
+ * scrypt's cost parameters for new hashes: N = 2^15, r = 8, p = 3 (32 MiB per hash), one of OWASP's
+ * equivalent recommendations. They are stored beside every hash, so raising them later leaves the
+ * old hashes verifiable.
+ */
+const PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
+const KEY_BYTES = 32;
+const SALT_BYTES = 16;
+
+/** Refuses a password outside the length rules; the message names the field. */
+export function checkPassword(password: unknown): string {
+  if (typeof password !== 'string' || password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+    throw new ValidationError(`password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`);
+  }
+  return password;
+}
+
+/** `scrypt$N$r$p$salt$hash` (salt and hash base64url): a fresh random salt per password. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const hash = await derive(password, salt, PARAMS);
+  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+}
+
+/** Whether `password` matches a stored hash; the comparison takes the same time wherever they differ. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/**
+ * A hash of a password nobody has, so that a sign-in with an unknown email costs the same scrypt
+ * work as one with a wrong password and the two cannot be told apart by their timing.
+ */
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(randomBytes(24).toString('base64url'));
+  return decoy;
+}
+let decoy: Promise<string> | undefined;
+
+function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
+  // Node's default memory cap (32 MiB) is exactly what N=2^15, r=8 needs; leave headroom.
+  const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r };
+  return new Promise((resolve, reject) => {
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (error, key) => (error ? reject(error) : resolve(key)));
+  });
+}

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { ValidationError } from '../errors.ts';
+import {
+  conversationEscalated,
+  conversationStarted,
+  EVENT_NAMES,
+  leadCaptured,
+  messageReceived,
+  type EventName,
+  type WebhookEvent,
+} from '../events/webhook-event.ts';
+import { formatTimestamp } from '../timestamp.ts';
+
+/**
+ * The dashboard's "send test event": an event of the chosen kind with made-up data (fresh UUIDs, an
+ * `embed-` session, example.com contact details) and `"test": true` in its data, so a receiver can
+ * tell it apart; SPEC lets any payload carry extra fields. It is signed and delivered like any other.
+ */
+export function testEvent(chatbotId: string, name: unknown, atMicros: number): WebhookEvent {
+  if (typeof name !== 'string' || !(EVENT_NAMES as readonly string[]).includes(name)) {
+    throw new ValidationError(`event must be one of: ${EVENT_NAMES.join(', ')}.`);
+  }
+  const event = build(chatbotId, name as EventName, atMicros);
+  return { ...event, data: { ...event.data, test: true } };
+}
+
+function build(chatbotId: string, name: EventName, atMicros: number): WebhookEvent {
+  const conversation = { conversation_id: randomUUID(), session_id: `embed-${randomUUID()}` };
+  switch (name) {
+    case 'lead.captured':
+      return leadCaptured(
+        chatbotId,
+        { lead_id: randomUUID(), name: 'Test Lead', email: 'lead@example.com', phone: '+1 555 0100', custom_data: {} },
+        atMicros,
+      );
+    case 'conversation.started':
+      return conversationStarted(chatbotId, { ...conversation, source: 'embed' }, atMicros);
+    case 'message.received':
+      return messageReceived(
+        chatbotId,
+        { ...conversation, content: 'This is a test message from the Switchboard dashboard.', source: 'embed' },
+        atMicros,
+      );
+    case 'conversation.escalated':
+      return conversationEscalated(
+        chatbotId,
+        { ...conversation, channel: 'web', escalated_at: formatTimestamp(atMicros), message_count: 1 },
+        atMicros,
+      );
+  }
+}

@@ -1,0 +1,59 @@
+import type { Request, Response, Server } from 'restify';
+import type { SignedIn } from '../dashboard/owner-auth.ts';
+import type { Account } from '../store/account-store.ts';
+import { DASHBOARD_API, ownerOf, type DashboardApi } from './dashboard-api.ts';
+import { optionalString } from './dashboard-body.ts';
+import { clearSessionCookie, sameOriginOnly, setSessionCookie, type DashboardRequest } from './dashboard-session.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/**
+ * Sign-in and sessions: `POST /session` (email and password), `GET /session` (who is signed in, and
+ * the CSRF token), `DELETE /session` (sign out), `DELETE /sessions` (sign out everywhere) and
+ * `POST /invite` (set the password an invitation link asked for, and sign in).
+ */
+export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): void {
+  const { services, auth, policy } = api;
+  const sessionBody = (account: Account, csrfToken: string) => ({
+    user: account,
+    csrf_token: csrfToken,
+    public_url: policy.publicUrl ?? null,
+  });
+  const signedIn = (res: Response, { account, session }: SignedIn) => {
+    setSessionCookie(res, session.token, policy);
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(200, sessionBody(account, session.csrfToken));
+  };
+
+  server.post(`${DASHBOARD_API}/session`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {
+    const { body } = req as JsonRequest;
+    const result = await services.ownerAuth.signIn(body.email, body.password, clientAddress(req));
+    signedIn(res, result);
+  });
+
+  server.get(`${DASHBOARD_API}/session`, auth, async (req: Request, res: Response) => {
+    const account = await services.accounts.get(ownerOf(req));
+    res.send(200, sessionBody(account, (req as DashboardRequest).session.csrfToken));
+  });
+
+  server.del(`${DASHBOARD_API}/session`, auth, async (req: Request, res: Response) => {
+    await services.sessions.end((req as DashboardRequest).session);
+    clearSessionCookie(res, policy);
+    res.send(200, { signed_out: true });
+  });
+
+  server.del(`${DASHBOARD_API}/sessions`, auth, async (req: Request, res: Response) => {
+    await services.ownerAuth.signOutEverywhere(ownerOf(req));
+    clearSessionCookie(res, policy);
+    res.send(200, { signed_out: true });
+  });
+
+  server.post(`${DASHBOARD_API}/invite`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {
+    const { body } = req as JsonRequest;
+    signedIn(res, await services.ownerAuth.acceptInvite(optionalString(body, 'token'), body.password));
+  });
+}
+
+/** The client's address as this server sees it (proxies' forwarding headers are not trusted). */
+function clientAddress(req: Request): string {
+  return (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
+}

@@ -1,0 +1,32 @@
+import type { Request, Response, Server } from 'restify';
+import { NotFoundError } from '../errors.ts';
+import { chatbotOf, DASHBOARD_API, type DashboardApi } from './dashboard-api.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/**
+ * A chatbot's messaging channels. Telegram: its connection (mode, webhook path and secret token as
+ * `channel telegram` prints them, and the bot's username), connect with a token and mode, disconnect.
+ */
+export function registerDashboardChannelRoutes(server: Server, api: DashboardApi): void {
+  const { services, auth, chatbot: ownedChatbot } = api;
+  const base = `${DASHBOARD_API}/chatbots/:chatbot_id/channels`;
+
+  server.get(base, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    res.send(200, { telegram: await services.telegramConnector.status(chatbot.id) });
+  });
+
+  server.put(`${base}/telegram`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const { body } = req as JsonRequest;
+    res.send(200, await services.telegramConnector.connect(chatbot.id, body.token, body.mode ?? 'webhook'));
+  });
+
+  server.del(`${base}/telegram`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    if (!(await services.telegramConnector.disconnect(chatbot.id))) {
+      throw new NotFoundError('Telegram is not connected for this chatbot.');
+    }
+    res.send(200, { chatbot_id: chatbot.id, disconnected: true });
+  });
+}

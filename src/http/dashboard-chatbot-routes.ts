@@ -1,0 +1,73 @@
+import type { Request, Response, Server } from 'restify';
+import type { Chatbot } from '../store/chatbot-store.ts';
+import { chatbotDetailView } from '../views.ts';
+import { chatbotOf, DASHBOARD_API, ownerOf, type DashboardApi } from './dashboard-api.ts';
+import { optionalBoolean, optionalString, requiredString } from './dashboard-body.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/** The dashboard's chatbot: SPEC's detail view plus the model, which only the owner sees. */
+export function dashboardChatbotView(chatbot: Chatbot) {
+  return { ...chatbotDetailView(chatbot), model: chatbot.model };
+}
+
+/**
+ * Chatbots: list, create, read, change (name, provider and model, system prompt, fallback message,
+ * paused or active), delete; and their widget, lead-form and escalation settings (`bot configure`).
+ */
+export function registerDashboardChatbotRoutes(server: Server, api: DashboardApi): void {
+  const { services, auth, chatbot: ownedChatbot } = api;
+  const base = `${DASHBOARD_API}/chatbots`;
+
+  server.get(base, auth, async (req: Request, res: Response) => {
+    res.send(200, (await services.chatbots.listForUser(ownerOf(req))).map(dashboardChatbotView));
+  });
+
+  server.post(base, auth, jsonBody(), async (req: Request, res: Response) => {
+    const { body } = req as JsonRequest;
+    const created = await services.chatbots.create(ownerOf(req), {
+      name: requiredString(body, 'name'),
+      provider: optionalString(body, 'provider'),
+      model: optionalString(body, 'model'),
+      systemPrompt: optionalString(body, 'system_prompt'),
+      fallbackMessage: optionalString(body, 'fallback_message'),
+    });
+    res.send(201, dashboardChatbotView(created));
+  });
+
+  server.get(`${base}/:chatbot_id`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    res.send(200, dashboardChatbotView(chatbotOf(req)));
+  });
+
+  server.patch(`${base}/:chatbot_id`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const { body } = req as JsonRequest;
+    const active = optionalBoolean(body, 'is_active');
+    const patch = {
+      name: optionalString(body, 'name'),
+      provider: optionalString(body, 'provider'),
+      model: optionalString(body, 'model'),
+      systemPrompt: optionalString(body, 'system_prompt'),
+      fallbackMessage: optionalString(body, 'fallback_message'),
+    };
+    let updated = await services.chatbots.update(chatbot.id, patch);
+    if (active !== undefined) updated = await services.chatbots.setActive(chatbot.id, active);
+    res.send(200, dashboardChatbotView(updated));
+  });
+
+  server.del(`${base}/:chatbot_id`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    await services.chatbots.softDelete(chatbot.id);
+    res.send(200, { id: chatbot.id, deleted: true });
+  });
+
+  server.get(`${base}/:chatbot_id/settings`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    res.send(200, { chatbot_id: chatbot.id, ...chatbot.settings });
+  });
+
+  server.patch(`${base}/:chatbot_id/settings`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const settings = await services.chatbots.configure(chatbot.id, (req as JsonRequest).body);
+    res.send(200, { chatbot_id: chatbot.id, ...settings });
+  });
+}

@@ -1,0 +1,99 @@
+import { stringify } from 'csv-stringify/sync';
+import type { Request, Response, Server } from 'restify';
+import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Lead } from '../store/lead-store.ts';
+import { chatbotOf, DASHBOARD_API, param, type DashboardApi } from './dashboard-api.ts';
+import { optionalString } from './dashboard-body.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/** Conversations listed at most, newest activity first. */
+export const CONVERSATION_LIST_LIMIT = 200;
+
+/**
+ * Conversations of a chatbot on every channel (source, escalation, takeover state, last message),
+ * a transcript, and the operator's escalate / take over / release; leads as JSON and as CSV.
+ */
+export function registerDashboardConversationRoutes(server: Server, api: DashboardApi): void {
+  const { services, owned, auth, chatbot: ownedChatbot } = api;
+  const base = `${DASHBOARD_API}/chatbots/:chatbot_id`;
+  const conversation = (req: Request) => ({
+    chatbot: chatbotOf(req),
+    sessionId: owned.sessionId(param(req, 'session_id')),
+  });
+
+  server.get(`${base}/conversations`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    res.send(200, await services.conversations.recent(chatbot.id, CONVERSATION_LIST_LIMIT));
+  });
+
+  server.get(`${base}/conversations/:session_id`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const { chatbot, sessionId } = conversation(req);
+    res.send(200, await services.control.show(chatbot.id, sessionId));
+  });
+
+  server.post(`${base}/conversations/:session_id/escalate`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const { chatbot, sessionId } = conversation(req);
+    res.send(200, (await services.control.escalate(chatbot.id, sessionId)).conversation);
+  });
+
+  server.post(
+    `${base}/conversations/:session_id/takeover`,
+    auth,
+    ownedChatbot,
+    jsonBody(),
+    async (req: Request, res: Response) => {
+      const { chatbot, sessionId } = conversation(req);
+      const agent = optionalString((req as JsonRequest).body, 'agent')?.trim() || 'operator';
+      res.send(200, await services.control.takeOver(chatbot.id, sessionId, agent));
+    },
+  );
+
+  server.post(`${base}/conversations/:session_id/release`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const { chatbot, sessionId } = conversation(req);
+    res.send(200, await services.control.release(chatbot.id, sessionId));
+  });
+
+  server.get(`${base}/leads`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    res.send(200, await services.leads.list(chatbot.id));
+  });
+
+  server.get(`${base}/leads.csv`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const body = Buffer.from(leadsCsv(chatbot, await services.leads.list(chatbot.id)));
+    res.writeHead(200, {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Length': body.length,
+      'Content-Disposition': `attachment; filename="leads-${chatbot.slug}.csv"`,
+      'Cache-Control': 'no-store',
+    });
+    res.end(body);
+  });
+}
+
+/**
+ * Leads as CSV: the built-in fields, then the chatbot's custom fields (in their configured order, then
+ * any older field no longer configured), one row per lead, newest first.
+ */
+export function leadsCsv(chatbot: Chatbot, leads: Lead[]): string {
+  const custom = chatbot.settings.lead_fields.map((field) => field.name);
+  for (const lead of leads) {
+    for (const name of Object.keys(lead.custom_data)) if (!custom.includes(name)) custom.push(name);
+  }
+  const columns = ['lead_id', 'created_at', 'name', 'email', 'phone', ...custom, 'session_id'];
+  const rows = leads.map((lead) => [
+    lead.lead_id,
+    lead.created_at,
+    lead.name,
+    lead.email,
+    lead.phone,
+    ...custom.map((name) => lead.custom_data[name] ?? ''),
+    lead.session_id,
+  ]);
+  // Cells a spreadsheet would read as a formula are prefixed with ' (CSV injection).
+  return stringify([columns, ...rows.map((row) => row.map(spreadsheetSafe))]);
+}
+
+function spreadsheetSafe(cell: string): string {
+  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+}

@@ -1,0 +1,51 @@
+import type { Request, Response, Server } from 'restify';
+import type { Agent } from '../store/agent-store.ts';
+import { DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
+import { requiredString } from './dashboard-body.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/** Days the usage chart covers, today included. */
+export const USAGE_DAYS = 30;
+
+const agentView = ({ id, name, created_at, active }: Agent) => ({ id, name, created_at, active });
+
+/**
+ * The account's API keys (create: the key shown once; list; revoke), human agents (create: the token
+ * shown once; list; revoke) and usage (messages this month against the plan's quota, per day).
+ */
+export function registerDashboardDeveloperRoutes(server: Server, api: DashboardApi): void {
+  const { services, owned, auth } = api;
+
+  server.get(`${DASHBOARD_API}/keys`, auth, async (req: Request, res: Response) => {
+    res.send(200, await services.apiKeys.list(ownerOf(req)));
+  });
+  server.post(`${DASHBOARD_API}/keys`, auth, jsonBody(), async (req: Request, res: Response) => {
+    res.send(201, await services.apiKeys.create(ownerOf(req), requiredString((req as JsonRequest).body, 'name')));
+  });
+  server.post(`${DASHBOARD_API}/keys/:key_id/revoke`, auth, async (req: Request, res: Response) => {
+    res.send(200, await services.apiKeys.revoke(ownerOf(req), owned.apiKeyId(param(req, 'key_id'))));
+  });
+
+  server.get(`${DASHBOARD_API}/agents`, auth, async (req: Request, res: Response) => {
+    res.send(200, (await services.agents.list(ownerOf(req))).map(agentView));
+  });
+  server.post(`${DASHBOARD_API}/agents`, auth, jsonBody(), async (req: Request, res: Response) => {
+    res.send(201, await services.agents.create(ownerOf(req), requiredString((req as JsonRequest).body, 'name')));
+  });
+  server.post(`${DASHBOARD_API}/agents/:agent_id/revoke`, auth, async (req: Request, res: Response) => {
+    const agent = await owned.agent(ownerOf(req), param(req, 'agent_id'));
+    res.send(200, agentView(await services.agents.revoke(agent.id)));
+  });
+
+  server.get(`${DASHBOARD_API}/usage`, auth, async (req: Request, res: Response) => {
+    const account = await services.accounts.get(ownerOf(req));
+    const days = await services.quota.daily(account.id, USAGE_DAYS);
+    res.send(200, {
+      plan: account.plan,
+      month: days.at(-1)!.date.slice(0, 7),
+      used: await services.quota.used(account.id),
+      limit: services.quota.limitOf(account.plan) ?? null,
+      days,
+    });
+  });
+}

@@ -1,0 +1,76 @@
+import type { Request, Response, Server } from 'restify';
+import { ValidationError } from '../errors.ts';
+import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
+import type { Source } from '../store/source-store.ts';
+import { retrievalView } from '../rag/retrieval-view.ts';
+import { operatorSourceView } from '../views.ts';
+import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
+import { optionalString, requiredString } from './dashboard-body.ts';
+import { jsonBody, readBody, type JsonRequest } from './json-body.ts';
+
+/** The header an upload names its file in (percent-encoded, as `encodeURIComponent` writes it). */
+export const FILENAME_HEADER = 'x-filename';
+
+/**
+ * Training sources: the list with live status (the web app polls it while any source is still being
+ * ingested), adding text or a URL, uploading a file (the raw bytes as the body, the name in
+ * `X-Filename`, at most 20 MB), deleting one, and `retrieve` (what the chatbot would find for a
+ * question, as the CLI's `retrieve` shows it).
+ */
+export function registerDashboardSourceRoutes(server: Server, api: DashboardApi): void {
+  const { services, owned, auth, chatbot: ownedChatbot } = api;
+  const base = `${DASHBOARD_API}/chatbots/:chatbot_id`;
+  const view = async (source: Source) => ({
+    ...operatorSourceView(source),
+    progress: await services.sources.progress(source),
+  });
+
+  server.get(`${base}/sources`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    res.send(200, await Promise.all((await services.sources.listForChatbot(chatbot.id)).map(view)));
+  });
+
+  server.post(`${base}/sources`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const { body } = req as JsonRequest;
+    const type = body.type;
+    const title = optionalString(body, 'title');
+    let source: Source;
+    if (type === 'text') source = await services.intake.addText(chatbot.id, requiredString(body, 'text'), title);
+    else if (type === 'url') source = await services.intake.addUrl(chatbot.id, requiredString(body, 'url'), title);
+    else throw new ValidationError('type must be text or url (files are uploaded to /files).');
+    res.send(201, await view(source));
+  });
+
+  server.post(`${base}/files`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const filename = uploadName(req);
+    const bytes = await readBody(req, res, { limit: MAX_FILE_BYTES, tooLarge: 'file must be at most 20 MB.' });
+    res.send(201, await view(await services.intake.addFile(chatbot.id, filename, bytes)));
+  });
+
+  server.get(`${base}/retrieve`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
+    const question = (query.get('query') ?? '').trim();
+    if (question === '' || question.length > 4000) throw new ValidationError('query must be 1 to 4000 characters.');
+    const k = Math.min(Math.max(Number(query.get('k')) || 10, 1), 50);
+    const hits = await api.retrieval.retriever.search(chatbotOf(req).id, question, k);
+    res.send(200, retrievalView(api.retrieval.engine.name, hits));
+  });
+
+  server.del(`${DASHBOARD_API}/sources/:source_id`, auth, async (req: Request, res: Response) => {
+    const source = await owned.source(ownerOf(req), param(req, 'source_id'));
+    await services.intake.remove(source.id, api.retrieval.index);
+    res.send(200, { id: source.id, deleted: true });
+  });
+}
+
+function uploadName(req: Request): string {
+  const header = req.headers[FILENAME_HEADER];
+  if (typeof header !== 'string' || header === '') throw new ValidationError('X-Filename header is required.');
+  try {
+    return decodeURIComponent(header);
+  } catch {
+    throw new ValidationError('X-Filename must be percent-encoded.');
+  }
+}

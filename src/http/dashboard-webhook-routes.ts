@@ -1,0 +1,73 @@
+import type { Request, Response, Server } from 'restify';
+import { testEvent } from '../dashboard/test-event.ts';
+import { chatbotOf, DASHBOARD_API, ownerOf, param, webhookOf, type DashboardApi } from './dashboard-api.ts';
+import { requiredString, requiredStrings } from './dashboard-body.ts';
+import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/**
+ * Webhooks of a chatbot: list (with their secrets: the owner copies them into the receiver), create,
+ * read, delete, rotate the secret; the delivery log of each (paged), redelivery, and a test event
+ * sent through the same outbox and dispatcher, so it lands in the log like any delivery.
+ */
+export function registerDashboardWebhookRoutes(server: Server, api: DashboardApi): void {
+  const { services, owned, auth, chatbot: ownedChatbot, webhook: ownedWebhook } = api;
+  const hooks = `${DASHBOARD_API}/webhooks/:webhook_id`;
+
+  server.get(
+    `${DASHBOARD_API}/chatbots/:chatbot_id/webhooks`,
+    auth,
+    ownedChatbot,
+    async (req: Request, res: Response) => {
+      const chatbot = chatbotOf(req);
+      res.send(200, await services.webhooks.listForChatbot(chatbot.id));
+    },
+  );
+
+  server.post(
+    `${DASHBOARD_API}/chatbots/:chatbot_id/webhooks`,
+    auth,
+    ownedChatbot,
+    jsonBody(),
+    async (req: Request, res: Response) => {
+      const chatbot = chatbotOf(req);
+      const { body } = req as JsonRequest;
+      const url = requiredString(body, 'url');
+      res.send(201, await services.webhooks.create(chatbot.id, url, requiredStrings(body, 'events')));
+    },
+  );
+
+  server.get(hooks, auth, ownedWebhook, async (req: Request, res: Response) => {
+    res.send(200, webhookOf(req));
+  });
+
+  server.del(hooks, auth, ownedWebhook, async (req: Request, res: Response) => {
+    const webhook = webhookOf(req);
+    await services.webhooks.delete(webhook.id);
+    res.send(200, { id: webhook.id, deleted: true });
+  });
+
+  server.post(`${hooks}/rotate-secret`, auth, ownedWebhook, async (req: Request, res: Response) => {
+    const webhook = webhookOf(req);
+    res.send(200, await services.webhooks.rotateSecret(webhook.id));
+  });
+
+  server.get(`${hooks}/deliveries`, auth, ownedWebhook, async (req: Request, res: Response) => {
+    const webhook = webhookOf(req);
+    const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
+    const limit = Math.min(Math.max(Number(query.get('limit')) || 50, 1), 200);
+    const offset = Math.max(Number(query.get('offset')) || 0, 0);
+    res.send(200, await services.deliveries.log(webhook.id, { limit, offset }));
+  });
+
+  server.post(`${hooks}/test`, auth, ownedWebhook, jsonBody(), async (req: Request, res: Response) => {
+    const webhook = webhookOf(req);
+    const event = testEvent(webhook.chatbot_id, (req as JsonRequest).body.event, api.clock.nowMicros());
+    const deliveryId = await services.outbox.emitTo(webhook, event);
+    res.send(201, await services.deliveries.get(deliveryId));
+  });
+
+  server.post(`${DASHBOARD_API}/deliveries/:delivery_id/redeliver`, auth, async (req: Request, res: Response) => {
+    const deliveryId = await owned.delivery(ownerOf(req), param(req, 'delivery_id'));
+    res.send(200, await services.deliveries.redeliver(deliveryId));
+  });
+}

@@ -1,0 +1,31 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * A credential that names its owner: `<user id>.<32 random bytes, base64url>`. The user id places
+ * what it opens in the owner's hash slot; only the SHA-256 of the secret part is ever stored.
+ */
+export interface OwnerToken {
+  token: string;
+  userId: string;
+  /** SHA-256 (hex) of the secret part: what Redis keeps. */
+  hash: string;
+}
+
+const TOKEN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([A-Za-z0-9_-]{43})$/;
+
+/** A new random token for the owner. */
+export function newOwnerToken(userId: string): OwnerToken {
+  const secret = randomBytes(32).toString('base64url');
+  return { token: `${userId}.${secret}`, userId, hash: sha256(secret) };
+}
+
+/** Reads a presented token; undefined when it is not one. */
+export function parseOwnerToken(token: unknown): OwnerToken | undefined {
+  const match = typeof token === 'string' ? TOKEN.exec(token) : null;
+  if (!match) return undefined;
+  return { token: match[0], userId: match[1]!, hash: sha256(match[2]!) };
+}
+
+function sha256(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { NotFoundError } from '../errors.ts';
+import { LuaScript } from './lua-script.ts';
+import { newOwnerToken, parseOwnerToken } from './owner-token.ts';
+import type { RedisClient } from './redis-client.ts';
+import type { RedisKeys } from './redis-keys.ts';
+
+/** How long dashboard sessions last: unused for `idleMs`, or `maxAgeMs` after sign-in, they end. */
+export interface SessionLifetime {
+  idleMs: number;
+  maxAgeMs: number;
+}
+
+/** A new session: the cookie value (shown to the browser only) and its CSRF token. */
+export interface NewSession {
+  token: string;
+  csrfToken: string;
+}
+
+/** A valid session. `id` is the SHA-256 of its secret: what Redis knows it by. */
+export interface DashboardSession {
+  id: string;
+  userId: string;
+  csrfToken: string;
+}
+
+// KEYS: session, owner's session set, user. ARGV: id, csrf, now µs, ends µs, idle ms, session key prefix.
+// Sessions that expired meanwhile are dropped from the set, so it only holds live ones.
+const CREATE = new LuaScript(`
+if redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if redis.call('EXISTS', ARGV[6] .. id) == 0 then redis.call('SREM', KEYS[2], id) end
+end
+redis.call('HSET', KEYS[1], 'csrf', ARGV[2], 'created_at', ARGV[3], 'ends_at', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('SADD', KEYS[2], ARGV[1])
+return 1
+`);
+
+// KEYS: session. ARGV: now µs, idle ms. Each use of a session keeps it alive for another idle period.
+const TOUCH = new LuaScript(`
+local f = redis.call('HMGET', KEYS[1], 'csrf', 'ends_at')
+if not f[1] then return false end
+if tonumber(f[2]) <= tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  return false
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return f[1]
+`);
+
+// KEYS: owner's session set. ARGV: session key prefix. Ends every session of the owner at once.
+const END_ALL = new LuaScript(`
+local ids = redis.call('SMEMBERS', KEYS[1])
+for _, id in ipairs(ids) do redis.call('DEL', ARGV[1] .. id) end
+redis.call('DEL', KEYS[1])
+return #ids
+`);
+
+/**
+ * Dashboard sessions in Redis. The browser holds a random secret; Redis holds only its SHA-256, so a
+ * copy of the database opens no session. Every session of an owner is listed in one set in the
+ * owner's hash slot, which is how "sign out everywhere" ends them all in one script.
+ */
+export class SessionStore {
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly clock: Clock;
+  readonly lifetime: SessionLifetime;
+
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, lifetime: SessionLifetime) {
+    this.redis = redis;
+    this.keys = keys;
+    this.clock = clock;
+    this.lifetime = lifetime;
+  }
+
+  async create(userId: string): Promise<NewSession> {
+    const { token, hash: id } = newOwnerToken(userId);
+    const csrfToken = randomBytes(32).toString('base64url');
+    const now = this.clock.nowMicros();
+    const created = await CREATE.run(
+      this.redis,
+      [this.keys.dashboardSession(userId, id), this.keys.dashboardSessionsOf(userId), this.keys.user(userId)],
+      [id, csrfToken, now, now + this.lifetime.maxAgeMs * 1000, this.lifetime.idleMs, this.sessionPrefix(userId)],
+    );
+    if (created !== 1) throw new NotFoundError('User not found.');
+    return { token, csrfToken };
+  }
+
+  /** The session a cookie value opens, kept alive for another idle period; undefined if none. */
+  async authenticate(token: string | undefined): Promise<DashboardSession | undefined> {
+    const presented = parseOwnerToken(token);
+    if (!presented) return undefined;
+    const { userId, hash: id } = presented;
+    const csrf = await TOUCH.run(
+      this.redis,
+      [this.keys.dashboardSession(userId, id)],
+      [this.clock.nowMicros(), this.lifetime.idleMs],
+    );
+    return typeof csrf === 'string' ? { id, userId, csrfToken: csrf } : undefined;
+  }
+
+  /** Ends one session. */
+  async end(session: DashboardSession): Promise<void> {
+    await this.redis
+      .multi()
+      .del(this.keys.dashboardSession(session.userId, session.id))
+      .sRem(this.keys.dashboardSessionsOf(session.userId), session.id)
+      .exec();
+  }
+
+  /** Ends every session of the owner; returns how many there were. */
+  async endAll(userId: string): Promise<number> {
+    return Number(await END_ALL.run(this.redis, [this.keys.dashboardSessionsOf(userId)], [this.sessionPrefix(userId)]));
+  }
+
+  private sessionPrefix(userId: string): string {
+    return this.keys.dashboardSession(userId, '');
+  }
+}

@@ -1,0 +1,86 @@
+import t from 'tap';
+import { startGateway } from '../support/gateway.ts';
+import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
+import { DashboardClient } from '../support/dashboard-client.ts';
+
+const gw = await startGateway();
+t.teardown(() => gw.stop());
+const env = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
+
+t.test('user password reads one line from a pipe; the owner signs in with it', async (t) => {
+  const user = await runCliJson(['user', 'create', '--email', 'first@example.com', '--plan', 'scale'], env);
+  const set = await runCliJson(['user', 'password', '--user', user.id], env, 'a long enough secret\nignored\n');
+  t.same(set, { id: user.id, email: 'first@example.com', password_set: true });
+  const client = await DashboardClient.signIn(gw.baseUrl, { ...user, password: 'a long enough secret' });
+  t.equal((await client.get('/dashboard/api/session')).status, 200);
+
+  t.same(
+    await runCli(['user', 'password', '--user', user.id], env, 'short\n'),
+    failure('password must be 12 to 256 characters.'),
+  );
+  t.same(
+    await runCli(['user', 'password', '--user', user.id], env, ''),
+    failure('user password: no password on stdin (give it as one line)'),
+  );
+  t.same(
+    await runCli(['user', 'password', '--user', crypto.randomUUID()], env, 'a long enough secret\n'),
+    failure('User not found.'),
+  );
+  const changed = await runCliJson(['user', 'password', '--user', user.id], env, 'another long secret\r\n');
+  t.equal(changed.password_set, true);
+  t.equal((await client.get('/dashboard/api/session')).status, 401, 'a new password ends open sessions');
+  await DashboardClient.signIn(gw.baseUrl, { ...user, password: 'another long secret' });
+});
+
+t.test('user invite prints a one-time link based on PUBLIC_URL or localhost:PORT', async (t) => {
+  const user = await runCliJson(['user', 'create', '--email', 'invited@example.com'], env);
+  const local = await runCliJson(['user', 'invite', '--user', user.id], { ...env, PORT: '9090' });
+  t.same(Object.keys(local), ['user_id', 'email', 'url', 'expires_at']);
+  t.equal(local.user_id, user.id);
+  t.equal(local.email, 'invited@example.com');
+  t.match(local.url, new RegExp(`^http://localhost:9090/dashboard/#/invite/${user.id}\\.[A-Za-z0-9_-]{43}$`));
+  const hoursLeft = (Date.parse(local.expires_at.replace(/(\.\d{3})\d{3}/, '$1')) - Date.now()) / 3_600_000;
+  t.ok(hoursLeft > 71.9 && hoursLeft <= 72, `expires in 72 hours (${hoursLeft})`);
+
+  const published = await runCliJson(['user', 'invite', '--user', user.id, '--hours', '2'], {
+    ...env,
+    PUBLIC_URL: 'https://bots.example.com',
+  });
+  t.match(published.url, /^https:\/\/bots\.example\.com\/dashboard\/#\/invite\//);
+  const client = new DashboardClient(gw.baseUrl);
+  const stale = await client.post('/dashboard/api/invite', {
+    token: local.url.split('#/invite/')[1],
+    password: 'a password for me',
+  });
+  t.equal(stale.status, 404, 'the newer link replaced the older one');
+  const accepted = await client.post('/dashboard/api/invite', {
+    token: published.url.split('#/invite/')[1],
+    password: 'a password for me',
+  });
+  t.equal(accepted.status, 200);
+  t.equal(accepted.body.user.email, 'invited@example.com');
+  t.same(
+    await runCli(['user', 'invite', '--user', user.id, '--hours', '0'], env),
+    failure('hours must be a whole number from 1 to 720.'),
+  );
+  t.same(await runCli(['user', 'invite', '--user', crypto.randomUUID()], env), failure('User not found.'));
+});
+
+t.test('bot update changes a chatbot under the create rules', async (t) => {
+  const user = await runCliJson(['user', 'create', '--email', 'bots@example.com'], env);
+  const bot = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Helper'], env);
+  const updated = await runCliJson(
+    ['bot', 'update', '--bot', bot.id, '--provider', 'gemini', '--system-prompt', 'Be brief.'],
+    env,
+  );
+  t.same(updated, { ...bot, provider: 'gemini', system_prompt: 'Be brief.' });
+  t.equal((await gw.app.services.chatbots.get(bot.id)).model, 'gemini-2.5-flash', 'the new provider’s default model');
+  t.same(
+    await runCli(['bot', 'update', '--bot', bot.id, '--fallback-message', ' '], env),
+    failure('fallback_message must be 1 to 2000 characters.'),
+  );
+  t.same(
+    await runCli(['bot', 'update', '--bot', crypto.randomUUID(), '--name', 'X'], env),
+    failure('Chatbot not found.'),
+  );
+});

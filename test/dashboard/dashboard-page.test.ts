@@ -1,0 +1,49 @@
+import { gzipSync } from 'node:zlib';
+import t from 'tap';
+import { startGateway } from '../support/gateway.ts';
+
+const gw = await startGateway();
+t.teardown(() => gw.stop());
+
+t.test('the page is served with a strict Content-Security-Policy', async (t) => {
+  const res = await fetch(`${gw.baseUrl}/dashboard`);
+  t.equal(res.status, 200);
+  t.same(
+    {
+      type: res.headers.get('content-type'),
+      csp: res.headers.get('content-security-policy'),
+      cache: res.headers.get('cache-control'),
+      sniff: res.headers.get('x-content-type-options'),
+      referrer: res.headers.get('referrer-policy'),
+    },
+    {
+      type: 'text/html; charset=utf-8',
+      csp:
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      cache: 'no-cache',
+      sniff: 'nosniff',
+      referrer: 'no-referrer',
+    },
+  );
+  const html = await res.text();
+  t.match(html, '<link rel="stylesheet" href="/dashboard/app.css" />');
+  t.match(html, '<script src="/dashboard/app.js" defer></script>');
+  t.notMatch(html, /<script>|style=/, 'no inline script or style');
+  t.equal((await fetch(`${gw.baseUrl}/dashboard/`)).status, 200, 'with a trailing slash too (invitation links)');
+});
+
+t.test('the script is one small bundle, revalidated by ETag; the stylesheet is served as CSS', async (t) => {
+  const res = await fetch(`${gw.baseUrl}/dashboard/app.js`);
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('content-type'), 'application/javascript; charset=utf-8');
+  const body = Buffer.from(await res.arrayBuffer());
+  const gzipped = gzipSync(body).length;
+  t.ok(body.length < 80_000 && gzipped < 25_000, `${body.length} bytes, ${gzipped} gzipped`);
+  const again = await fetch(`${gw.baseUrl}/dashboard/app.js`, {
+    headers: { 'if-none-match': res.headers.get('etag')! },
+  });
+  t.equal(again.status, 304);
+  const css = await fetch(`${gw.baseUrl}/dashboard/app.css`);
+  t.same([css.status, css.headers.get('content-type')], [200, 'text/css; charset=utf-8']);
+});

@@ -1,0 +1,16 @@
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+
+/** Where browser tests leave their screenshots (ignored by git), and the copies the README shows. */
+export const SHOTS = path.resolve(import.meta.dirname, '../../.tap/screenshots');
+const README_SHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots');
+
+/** Saves a viewport screenshot of a dashboard page for the run, and its copy for the README. */
+export async function readmeScreenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  mkdirSync(README_SHOTS, { recursive: true });
+  const file = path.join(SHOTS, `dashboard-${name}.png`);
+  await page.screenshot({ path: file });
+  copyFileSync(file, path.join(README_SHOTS, `dashboard-${name}.png`));
+}

@@ -1,0 +1,102 @@
+import { useState } from 'preact/hooks';
+import type { Chatbot, Provider } from '../types.ts';
+
+/** The fields of a chatbot the owner edits, as the management API names them. */
+export interface ChatbotFields {
+  name: string;
+  provider: Provider;
+  model: string;
+  system_prompt: string;
+  fallback_message: string;
+}
+
+const PROVIDERS: Array<[Provider, string]> = [
+  ['chatgpt', 'ChatGPT (OpenAI)'],
+  ['gemini', 'Gemini (Google)'],
+  ['ollama', 'Ollama (self-hosted)'],
+];
+
+/** The chatbot form for creating and editing; the server checks every rule and names the field. */
+export function ChatbotForm(props: {
+  initial?: Chatbot;
+  submitLabel: string;
+  busy: boolean;
+  onSubmit: (fields: ChatbotFields) => void;
+}) {
+  const [fields, setFields] = useState<ChatbotFields>({
+    name: props.initial?.name ?? '',
+    provider: props.initial?.provider ?? 'chatgpt',
+    model: props.initial?.model ?? '',
+    system_prompt: props.initial?.system_prompt ?? '',
+    fallback_message: props.initial?.fallback_message ?? '',
+  });
+  const set = (name: keyof ChatbotFields) => (event: Event) =>
+    setFields({ ...fields, [name]: (event.currentTarget as HTMLInputElement).value });
+  return (
+    <form
+      class="chatbot-form stack"
+      onSubmit={(event) => {
+        event.preventDefault();
+        props.onSubmit(fields);
+      }}
+    >
+      <label>
+        Name
+        <input name="name" required maxLength={100} value={fields.name} onInput={set('name')} />
+      </label>
+      <div class="row">
+        <label>
+          Provider
+          <select
+            name="provider"
+            value={fields.provider}
+            onChange={(event) =>
+              // Another provider's model names mean nothing here: fall back to the new provider's default.
+              setFields({ ...fields, provider: event.currentTarget.value as Provider, model: '' })
+            }
+          >
+            {PROVIDERS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <input name="model" placeholder="the provider's default" value={fields.model} onInput={set('model')} />
+        </label>
+      </div>
+      <label>
+        System prompt
+        <textarea
+          name="system_prompt"
+          rows={6}
+          placeholder="A generic helpful-assistant prompt"
+          value={fields.system_prompt}
+          onInput={set('system_prompt')}
+        />
+      </label>
+      <label>
+        Fallback message
+        <textarea
+          name="fallback_message"
+          rows={2}
+          placeholder="What the chatbot says when it cannot answer"
+          value={fields.fallback_message}
+          onInput={set('fallback_message')}
+        />
+      </label>
+      <div>
+        <button class="button primary" type="submit" disabled={props.busy}>
+          {props.submitLabel}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Only the fields the owner filled in: empty ones take the server's defaults on create. */
+export function filledFields(fields: ChatbotFields): Partial<ChatbotFields> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]: [string, string]) => value.trim() !== ''));
+}

@@ -1,0 +1,86 @@
+import { useState } from 'preact/hooks';
+import { AgentsPage } from './pages/agents-page.tsx';
+import { ApiKeysPage } from './pages/api-keys-page.tsx';
+import { ChatbotListPage } from './pages/chatbot-list-page.tsx';
+import { ChatbotPage } from './pages/chatbot-page.tsx';
+import { UsagePage } from './pages/usage-page.tsx';
+import { href } from './router.ts';
+import { useSession } from './session-context.ts';
+
+const SECTIONS = [
+  { id: 'chatbots', label: 'Chatbots' },
+  { id: 'developer', label: 'Developer' },
+  { id: 'agents', label: 'Agents' },
+  { id: 'usage', label: 'Usage' },
+];
+
+/** The signed-in frame: the top bar with the sections and the account menu, and the current page. */
+export function Layout({ route }: { route: string[] }) {
+  const { session, signOut } = useSession();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const section = route[0] ?? 'chatbots';
+  return (
+    <div class="shell">
+      <header class="topbar">
+        <a class="brand" href={href('chatbots')}>
+          Switchboard
+        </a>
+        <nav class="sections" aria-label="Sections">
+          {SECTIONS.map(({ id, label }) => (
+            <a
+              key={id}
+              href={href(id)}
+              class={section === id ? 'active' : ''}
+              aria-current={section === id ? 'page' : undefined}
+            >
+              {label}
+            </a>
+          ))}
+        </nav>
+        <div class="account">
+          <button
+            type="button"
+            class="button ghost account-button"
+            aria-expanded={menuOpen}
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            {session.user.email}
+          </button>
+          {menuOpen && (
+            <div class="menu" role="menu">
+              <p class="muted small">Plan: {session.user.plan}</p>
+              <button type="button" class="button ghost signout" role="menuitem" onClick={() => void signOut(false)}>
+                Sign out
+              </button>
+              <button
+                type="button"
+                class="button ghost signout-everywhere"
+                role="menuitem"
+                onClick={() => void signOut(true)}
+              >
+                Sign out everywhere
+              </button>
+            </div>
+          )}
+        </div>
+      </header>
+      <main class="content">{page(route)}</main>
+    </div>
+  );
+}
+
+function page(route: string[]) {
+  const [section = 'chatbots', id, ...rest] = route;
+  if (section === 'chatbots') return id ? <ChatbotPage chatbotId={id} path={rest} /> : <ChatbotListPage />;
+  if (section === 'developer') return <ApiKeysPage />;
+  if (section === 'agents') return <AgentsPage />;
+  if (section === 'usage') return <UsagePage />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        This page does not exist. <a href={href('chatbots')}>Back to your chatbots</a>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,56 @@
+import { useState } from 'preact/hooks';
+import { send } from '../api.ts';
+import { Notice } from '../components/notice.tsx';
+import type { SessionInfo } from '../types.ts';
+import { useAction } from '../use-resource.ts';
+
+/** Sets the password an invitation link asked for (typed twice), then signs the owner in. */
+export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (info: SessionInfo) => void }) {
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (password !== repeat) {
+      action.setError('The two passwords differ.');
+      return;
+    }
+    const info = await action.run(() => send<SessionInfo>('POST', '/invite', { token, password }));
+    if (info) onSignedIn(info);
+  };
+  return (
+    <main class="auth-page">
+      <form class="card auth-card invite" onSubmit={(event) => void submit(event)}>
+        <h1>Set your password</h1>
+        <p class="muted">Choose a password of at least 12 characters for the Switchboard dashboard.</p>
+        <Notice>{action.error}</Notice>
+        <label>
+          New password
+          <input
+            name="password"
+            type="password"
+            autocomplete="new-password"
+            minLength={12}
+            required
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Repeat it
+          <input
+            name="repeat"
+            type="password"
+            autocomplete="new-password"
+            required
+            value={repeat}
+            onInput={(event) => setRepeat(event.currentTarget.value)}
+          />
+        </label>
+        <button class="button primary" type="submit" disabled={action.busy}>
+          Set password and sign in
+        </button>
+      </form>
+    </main>
+  );
+}

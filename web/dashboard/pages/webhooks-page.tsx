@@ -1,0 +1,120 @@
+import { useState } from 'preact/hooks';
+import { send } from '../api.ts';
+import { Loading, Notice } from '../components/notice.tsx';
+import { ShownOnce } from '../components/shown-once.tsx';
+import { formatTime } from '../format.ts';
+import { href } from '../router.ts';
+import { EVENT_NAMES, type Chatbot, type Webhook } from '../types.ts';
+import { useAction, useResource } from '../use-resource.ts';
+import { WebhookDetail } from './webhook-detail.tsx';
+
+/** The chatbot's webhooks and the form for a new one; with a webhook id, that webhook's page. */
+export function WebhooksPage({ chatbot, webhookId }: { chatbot: Chatbot; webhookId: string | undefined }) {
+  if (webhookId) return <WebhookDetail chatbot={chatbot} webhookId={webhookId} />;
+  return <WebhookList chatbot={chatbot} />;
+}
+
+function WebhookList({ chatbot }: { chatbot: Chatbot }) {
+  const path = `/chatbots/${chatbot.id}/webhooks`;
+  const webhooks = useResource<Webhook[]>(path);
+  const action = useAction();
+  const [created, setCreated] = useState<Webhook | undefined>(undefined);
+  const create = async (url: string, events: string[]) => {
+    const hook = await action.run(() => send<Webhook>('POST', path, { url, events }));
+    if (hook) setCreated(hook);
+    await webhooks.reload();
+    return hook !== undefined;
+  };
+  return (
+    <div class="stack">
+      <Notice>{action.error}</Notice>
+      {created && (
+        <ShownOnce
+          title="Signing secret of the new webhook"
+          value={created.secret}
+          onDone={() => setCreated(undefined)}
+        />
+      )}
+      <WebhookForm busy={action.busy} onCreate={create} />
+      <div class="card">
+        <h2>Webhooks</h2>
+        {!webhooks.data ? (
+          <Loading error={webhooks.error} />
+        ) : webhooks.data.length === 0 ? (
+          <p class="empty">No webhooks yet.</p>
+        ) : (
+          <ul class="plain-list webhook-list">
+            {webhooks.data.map((hook) => (
+              <li key={hook.id} class="row-item" data-webhook-id={hook.id}>
+                <a href={href('chatbots', chatbot.id, 'webhooks', hook.id)} class="url">
+                  {hook.url}
+                </a>
+                <span class="muted small">{hook.events.join(', ')}</span>
+                <span class="muted small">created {formatTime(hook.created_at)}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function WebhookForm({
+  busy,
+  onCreate,
+}: {
+  busy: boolean;
+  onCreate: (url: string, events: string[]) => Promise<boolean>;
+}) {
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<string[]>([...EVENT_NAMES]);
+  return (
+    <form
+      class="card stack create-webhook"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void onCreate(url, events).then((created) => created && setUrl(''));
+      }}
+    >
+      <h2>Add a webhook</h2>
+      <label>
+        Destination URL
+        <input
+          name="url"
+          type="url"
+          required
+          placeholder="https://example.com/hooks/switchboard"
+          value={url}
+          onInput={(event) => setUrl(event.currentTarget.value)}
+        />
+      </label>
+      <fieldset class="events">
+        <legend>Events</legend>
+        {EVENT_NAMES.map((name) => (
+          <label key={name} class="check">
+            <input
+              type="checkbox"
+              name="events"
+              value={name}
+              checked={events.includes(name)}
+              onChange={(event) =>
+                setEvents(event.currentTarget.checked ? [...events, name] : events.filter((e) => e !== name))
+              }
+            />
+            <code>{name}</code>
+          </label>
+        ))}
+      </fieldset>
+      <p class="muted small">
+        Deliveries are signed: <code>X-Switchboard-Signature</code> is the hex HMAC-SHA256 of the raw body, keyed with
+        the webhook's secret.
+      </p>
+      <div>
+        <button class="button primary" type="submit" disabled={busy}>
+          Create webhook
+        </button>
+      </div>
+    </form>
+  );
+}

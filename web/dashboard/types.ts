@@ -1,0 +1,180 @@
+/** Shapes the management API answers with (see src/http/dashboard-*-routes.ts). */
+
+export interface Account {
+  id: string;
+  email: string;
+  plan: string;
+  created_at: string;
+}
+
+export interface SessionInfo {
+  user: Account;
+  csrf_token: string;
+  public_url: string | null;
+}
+
+export type Provider = 'gemini' | 'chatgpt' | 'ollama';
+
+export interface Chatbot {
+  id: string;
+  name: string;
+  slug: string;
+  provider: Provider;
+  is_active: boolean;
+  created_at: string;
+  system_prompt: string;
+  fallback_message: string;
+  model: string;
+}
+
+export interface Source {
+  id: string;
+  type: string;
+  title: string;
+  url: string;
+  status: 'pending' | 'crawling' | 'processing' | 'done' | 'failed';
+  page_count: number;
+  created_at: string;
+  chatbot_id: string;
+  error: string;
+  progress: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  last_used_at: string | null;
+  created_at: string;
+  active: boolean;
+}
+
+export interface CreatedKey {
+  id: string;
+  name: string;
+  prefix: string;
+  key: string;
+  created_at: string;
+}
+
+export const EVENT_NAMES = ['lead.captured', 'conversation.started', 'message.received', 'conversation.escalated'];
+
+export interface Webhook {
+  id: string;
+  chatbot_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  active: boolean;
+  created_at: string;
+}
+
+export interface Attempt {
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_body: string;
+}
+
+export interface Delivery {
+  id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed';
+  next_attempt_at: string | null;
+  attempts: Attempt[];
+}
+
+export interface LeadField {
+  name: string;
+  label: string;
+  required: boolean;
+}
+
+export interface CallToAction {
+  id: string;
+  label: string;
+  action: 'link' | 'escalate' | 'message';
+  url?: string;
+  message?: string;
+}
+
+export interface Settings {
+  chatbot_id: string;
+  allowed_origins: string[];
+  lead_fields: LeadField[];
+  ctas: CallToAction[];
+  escalation: { smart_intent: boolean; keywords: string[]; fallback_streak: number };
+  widget: { title: string; color: string; welcome_message: string };
+}
+
+export interface Lead {
+  lead_id: string;
+  chatbot_id: string;
+  session_id: string;
+  name: string;
+  email: string;
+  phone: string;
+  custom_data: Record<string, string>;
+  created_at: string;
+}
+
+export interface Message {
+  role: 'user' | 'assistant' | 'agent';
+  content: string;
+  created_at: string;
+}
+
+export interface Conversation {
+  conversation_id: string;
+  chatbot_id: string;
+  session_id: string;
+  source: string;
+  escalated_at: string | null;
+  taken_over_by: string | null;
+}
+
+export interface ConversationSummary extends Conversation {
+  last_message: Message | null;
+  last_activity_at: string;
+}
+
+export interface Transcript extends Conversation {
+  messages: Message[];
+}
+
+export interface TelegramStatus {
+  mode: 'webhook' | 'polling';
+  webhook_path: string | null;
+  secret_token: string | null;
+  bot_username: string | null;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  created_at: string;
+  active: boolean;
+}
+
+export interface Usage {
+  plan: string;
+  month: string;
+  used: number;
+  limit: number | null;
+  days: Array<{ date: string; messages: number }>;
+}
+
+export interface Retrieved {
+  engine: string;
+  results: Array<{
+    rank: number;
+    score: number;
+    chunk_id: string;
+    source_id: string;
+    title: string;
+    url: string;
+    content: string;
+  }>;
+}
