@@ -137,6 +137,12 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     { rateLimit: 10, rateWindowMs: 60_000, leaseMs: 300, historySize: 10 },
   );
   await until(async () => !(await s.relay.store.hasEntries(bot.id)), 'the sweep');
+  // The dashboard's owner sign-in: an invitation accepted, a sign-in, a session used, all ended.
+  const invite = await s.ownerAuth.invite(owner.id, base);
+  await s.ownerAuth.acceptInvite(new URL(invite.url).hash.replace('#/invite/', ''), 'correct horse battery');
+  const signedIn = await s.ownerAuth.signIn('cluster@example.com', 'correct horse battery', '127.0.0.1');
+  await s.sessions.authenticate(signedIn.session.token);
+  await s.ownerAuth.signOutEverywhere(owner.id);
   await s.apiKeys.revoke(owner.id, key.id);
   stopped = true;
   await app.stop();
