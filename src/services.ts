@@ -27,6 +27,7 @@ import { LeadStore } from './store/lead-store.ts';
 import { SourceStore } from './store/source-store.ts';
 import { TelegramStore } from './store/telegram-store.ts';
 import { WhatsAppStore } from './store/whatsapp-store.ts';
+import { WhatsAppLinker } from './channels/whatsapp/linker.ts';
 import { OwnerAuth } from './dashboard/owner-auth.ts';
 import { TelegramConnector } from './channels/telegram/connector.ts';
 import { InviteStore } from './store/invite-store.ts';
@@ -60,6 +61,8 @@ export interface Services {
   agents: AgentStore;
   telegram: TelegramStore;
   whatsapp: WhatsAppStore;
+  /** Links and unlinks chatbots' WhatsApp accounts (CLI and dashboard). */
+  whatsappLinker: WhatsAppLinker;
   /** Connects and disconnects chatbots' Telegram bots (CLI and dashboard). */
   telegramConnector: TelegramConnector;
   keys: RedisKeys;
@@ -96,6 +99,7 @@ export function createServices(
   const signals = new SignalBus(redis, keys, logger);
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);
+  const whatsapp = new WhatsAppStore(redis, keys, clock);
   const telegramReplies = new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT });
   const accounts = new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS));
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
@@ -129,7 +133,8 @@ export function createServices(
     presence: new AgentPresence(redis, keys, clock),
     agents: new AgentStore(redis, keys, clock),
     telegram,
-    whatsapp: new WhatsAppStore(redis, keys, clock),
+    whatsapp,
+    whatsappLinker: new WhatsAppLinker({ store: whatsapp, signals }),
     telegramConnector: new TelegramConnector({ store: telegram, signals, apiRoot: config.TELEGRAM_API_ROOT }),
     keys,
     sessions,

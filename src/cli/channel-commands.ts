@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { pairingPhone } from '../channels/whatsapp/config.ts';
-import { ValidationError } from '../errors.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
 import { linkWhatsApp } from './whatsapp-linking.ts';
 
@@ -63,19 +61,12 @@ function registerWhatsApp(channel: Command): void {
         const chatbot = await s.chatbots.get(opts.bot.toLowerCase());
         if (opts.status) return s.whatsapp.get(chatbot.id);
         if (opts.disconnect) {
-          if (!(await s.whatsapp.disconnect(chatbot.id))) {
+          if (!(await s.whatsappLinker.disconnect(chatbot.id))) {
             throw new CliError('WhatsApp is not connected for this chatbot.');
           }
-          await s.signals.publish({ kind: 'channel', chatbot_id: chatbot.id, channel: 'whatsapp' });
           return { chatbot_id: chatbot.id, disconnected: true };
         }
-        const phone = opts.phone === undefined ? null : pairingPhone(opts.phone);
-        if (phone === undefined) {
-          throw new ValidationError('phone must be the number with its country code, like +49 151 12345678.');
-        }
-        const current = await s.whatsapp.find(chatbot.id);
-        if (current?.state === 'linked') return current;
-        return linkWhatsApp(s, chatbot.id, phone, process.stderr);
+        return linkWhatsApp(s, chatbot.id, opts.phone, process.stderr);
       }),
     );
 }

@@ -12,16 +12,17 @@ const GATEWAY_WAIT_MS = 5000;
 /**
  * Starts linking a chatbot's WhatsApp account and follows it to the end: the gateway holding the
  * socket writes each QR code (or the pairing code) to Redis, and they are shown on `out` (stderr:
- * stdout carries the command's one JSON value) until the phone has linked the device.
+ * stdout carries the command's one JSON value) until the phone has linked the device. A chatbot
+ * linked already is reported as it is.
  */
 export async function linkWhatsApp(
   services: Services,
   chatbotId: string,
-  phone: string | null,
+  phone: string | undefined,
   out: NodeJS.WritableStream,
 ): Promise<WhatsAppConnection> {
-  await services.whatsapp.requestLink(chatbotId, phone);
-  await services.signals.publish({ kind: 'channel', chatbot_id: chatbotId, channel: 'whatsapp' });
+  const requested = await services.whatsappLinker.link(chatbotId, phone);
+  if (requested.state === 'linked') return requested;
   const started = Date.now();
   let runningSince = started;
   let shown = '';

@@ -6,6 +6,7 @@ import { jsonBody, type JsonRequest } from './json-body.ts';
 /**
  * A chatbot's messaging channels. Telegram: its connection (mode, webhook path and secret token as
  * `channel telegram` prints them, and the bot's username), connect with a token and mode, disconnect.
+ * WhatsApp: the link state (with the QR code drawn while linking), link by QR or pairing code, unlink.
  */
 export function registerDashboardChannelRoutes(server: Server, api: DashboardApi): void {
   const { services, auth, chatbot: ownedChatbot } = api;
@@ -13,7 +14,11 @@ export function registerDashboardChannelRoutes(server: Server, api: DashboardApi
 
   server.get(base, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    res.send(200, { telegram: await services.telegramConnector.status(chatbot.id) });
+    const [telegram, whatsapp] = await Promise.all([
+      services.telegramConnector.status(chatbot.id),
+      services.whatsappLinker.status(chatbot.id),
+    ]);
+    res.send(200, { telegram, whatsapp });
   });
 
   server.put(`${base}/telegram`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
@@ -26,6 +31,21 @@ export function registerDashboardChannelRoutes(server: Server, api: DashboardApi
     const chatbot = chatbotOf(req);
     if (!(await services.telegramConnector.disconnect(chatbot.id))) {
       throw new NotFoundError('Telegram is not connected for this chatbot.');
+    }
+    res.send(200, { chatbot_id: chatbot.id, disconnected: true });
+  });
+
+  server.put(`${base}/whatsapp`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    const { body } = req as JsonRequest;
+    await services.whatsappLinker.link(chatbot.id, body.phone);
+    res.send(200, await services.whatsappLinker.status(chatbot.id));
+  });
+
+  server.del(`${base}/whatsapp`, auth, ownedChatbot, async (req: Request, res: Response) => {
+    const chatbot = chatbotOf(req);
+    if (!(await services.whatsappLinker.disconnect(chatbot.id))) {
+      throw new NotFoundError('WhatsApp is not connected for this chatbot.');
     }
     res.send(200, { chatbot_id: chatbot.id, disconnected: true });
   });

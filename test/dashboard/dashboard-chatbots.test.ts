@@ -226,14 +226,17 @@ t.test('sources: add text and url, upload a file, list with status, delete', asy
 t.test('channels: connect Telegram with a token and mode, show it, disconnect', async (t) => {
   const bot = (await client.post('/dashboard/api/chatbots', { name: 'Tele' })).body;
   const base = `/dashboard/api/chatbots/${bot.id}/channels`;
-  t.same((await client.get(base)).body, { telegram: null });
+  t.same((await client.get(base)).body, { telegram: null, whatsapp: null });
   const token = telegram.addBot('acme_help_bot');
   const connected = await client.put(`${base}/telegram`, { token, mode: 'webhook' });
   t.equal(connected.status, 200);
   t.same(Object.keys(connected.body), ['mode', 'webhook_path', 'secret_token']);
   t.match(connected.body, { mode: 'webhook', webhook_path: `/channels/telegram/${bot.id}` });
   t.match(connected.body.secret_token, /^[A-Za-z0-9_-]{32}$/);
-  t.same((await client.get(base)).body, { telegram: { ...connected.body, bot_username: 'acme_help_bot' } });
+  t.same((await client.get(base)).body, {
+    telegram: { ...connected.body, bot_username: 'acme_help_bot' },
+    whatsapp: null,
+  });
   const polling = await client.put(`${base}/telegram`, { token, mode: 'polling' });
   t.same(polling.body, { mode: 'polling', webhook_path: null, secret_token: null });
 
@@ -250,5 +253,5 @@ t.test('channels: connect Telegram with a token and mode, show it, disconnect', 
   t.same([off.status, off.body], [200, { chatbot_id: bot.id, disconnected: true }]);
   const again = await client.del(`${base}/telegram`);
   t.same([again.status, again.body], [404, { detail: 'Telegram is not connected for this chatbot.' }]);
-  t.same((await client.get(base)).body, { telegram: null });
+  t.same((await client.get(base)).body, { telegram: null, whatsapp: null });
 });

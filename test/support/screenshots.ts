@@ -6,11 +6,15 @@ import type { Page } from 'playwright-core';
 export const SHOTS = path.resolve(import.meta.dirname, '../../.tap/screenshots');
 const README_SHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots');
 
-/** Saves a viewport screenshot of a dashboard page for the run, and its copy for the README. */
+/**
+ * Saves a viewport screenshot of a dashboard page for the run; with README_SCREENSHOTS=1 it also
+ * replaces the README's copy (the pages show ports and times, so every run would change them).
+ */
 export async function readmeScreenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
-  mkdirSync(README_SHOTS, { recursive: true });
   const file = path.join(SHOTS, `dashboard-${name}.png`);
   await page.screenshot({ path: file });
+  if (process.env.README_SCREENSHOTS !== '1') return;
+  mkdirSync(README_SHOTS, { recursive: true });
   copyFileSync(file, path.join(README_SHOTS, `dashboard-${name}.png`));
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { FakeTelegram } from '../fakes/fake-telegram.ts';
+import { FakeWhatsApp } from '../fakes/fake-whatsapp.ts';
 import { chromiumMissing, launchChromium } from '../support/browser.ts';
 import { startGateway } from '../support/gateway.ts';
 import { readmeScreenshot } from '../support/screenshots.ts';
@@ -13,11 +14,15 @@ t.test(
     const openai = await fakeOpenAi().start();
     openai.behaviour = () => ({ text: 'Our store opens at 9.' });
     const telegram = await new FakeTelegram().start();
-    const gw = await startGateway({
-      OPENAI_API_KEY: 'sk-test',
-      OPENAI_BASE_URL: `${openai.url}/v1`,
-      TELEGRAM_API_ROOT: telegram.url,
-    });
+    const whatsapp = new FakeWhatsApp();
+    const gw = await startGateway(
+      {
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: `${openai.url}/v1`,
+        TELEGRAM_API_ROOT: telegram.url,
+      },
+      { whatsappSockets: whatsapp.factory },
+    );
     const browser = await launchChromium();
     t.teardown(async () => {
       await browser.close();
@@ -131,8 +136,24 @@ t.test(
     await page.getByLabel('Bot token').fill(telegram.addBot('shop_help_bot'));
     await page.getByLabel('Mode').selectOption('polling');
     await page.getByRole('button', { name: 'Connect' }).click();
-    await page.locator('p.connected').waitFor();
-    t.equal(await page.locator('p.connected').textContent(), 'Connected to @shop_help_bot in polling mode.');
+    await page.locator('div.telegram-panel p.connected').waitFor();
+    t.equal(
+      await page.locator('div.telegram-panel p.connected').textContent(),
+      'Connected to @shop_help_bot in polling mode.',
+    );
+
+    // Channels: WhatsApp linked by the QR code the gateway's socket shows.
+    const panel = page.locator('div.whatsapp-panel');
+    await panel.getByRole('button', { name: 'Link WhatsApp' }).click();
+    const socket = await whatsapp.socket(0);
+    socket.showQr('2@Zm9vYmFy,cXJjb2Rl,c2Vzc2lvbg==');
+    await panel.locator('img.whatsapp-qr').waitFor();
+    t.match(await panel.locator('img.whatsapp-qr').getAttribute('src'), /^data:image\/svg\+xml;base64,/);
+    await readmeScreenshot(page, 'channels');
+    socket.open('4915100000042:5@s.whatsapp.net');
+    await panel.locator('p.connected').waitFor();
+    t.equal(await panel.locator('p.connected').textContent(), 'Linked to +4915100000042.');
+    t.equal((await services.whatsapp.get(bot.id)).state, 'linked');
 
     // Leads: the custom field has its column; the CSV downloads.
     await page.getByRole('link', { name: 'Leads' }).click();

@@ -144,6 +144,19 @@ export interface Transcript extends Conversation {
   messages: Message[];
 }
 
+/** A chatbot's WhatsApp link, as `channel whatsapp --status` prints it, with the QR code drawn. */
+export interface WhatsAppStatus {
+  chatbot_id: string;
+  state: 'linking' | 'linked' | 'unlinked';
+  phone: string | null;
+  jid: string | null;
+  qr: string | null;
+  pairing_code: string | null;
+  reason: string | null;
+  updated_at: string;
+  qr_image: string | null;
+}
+
 export interface TelegramStatus {
   mode: 'webhook' | 'polling';
   webhook_path: string | null;

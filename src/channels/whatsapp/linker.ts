@@ -1,0 +1,59 @@
+import QRCode from 'qrcode';
+import { ValidationError } from '../../errors.ts';
+import type { SignalBus } from '../../store/signal-bus.ts';
+import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
+import { pairingPhone } from './config.ts';
+
+/** A connection as the dashboard shows it: the QR code also drawn, as an SVG data URL. */
+export type WhatsAppStatus = WhatsAppConnection & { qr_image: string | null };
+
+/**
+ * Linking a chatbot's WhatsApp account, for the CLI and the dashboard alike: a link request is
+ * written to Redis and signalled, and the gateway that takes the chatbot's socket lease runs Baileys
+ * and writes each QR code (or the pairing code) back to the connection record.
+ */
+export class WhatsAppLinker {
+  private readonly store: WhatsAppStore;
+  private readonly signals: SignalBus;
+
+  constructor(deps: { store: WhatsAppStore; signals: SignalBus }) {
+    this.store = deps.store;
+    this.signals = deps.signals;
+  }
+
+  /**
+   * Starts linking by QR code, or by pairing code when `phone` is given; a linked chatbot is left
+   * as it is (disconnect it first to link another number).
+   */
+  async link(chatbotId: string, phone?: unknown): Promise<WhatsAppConnection> {
+    let digits: string | null = null;
+    if (phone !== undefined && phone !== null && phone !== '') {
+      digits = (typeof phone === 'string' ? pairingPhone(phone) : undefined) ?? null;
+      if (digits === null) {
+        throw new ValidationError('phone must be the number with its country code, like +49 151 12345678.');
+      }
+    }
+    const current = await this.store.find(chatbotId);
+    if (current?.state === 'linked') return current;
+    const connection = await this.store.requestLink(chatbotId, digits);
+    await this.signals.publish({ kind: 'channel', chatbot_id: chatbotId, channel: 'whatsapp' });
+    return connection;
+  }
+
+  /** Unlinks the device (the gateway holding the socket logs it out) and forgets the connection. */
+  async disconnect(chatbotId: string): Promise<boolean> {
+    if (!(await this.store.disconnect(chatbotId))) return false;
+    await this.signals.publish({ kind: 'channel', chatbot_id: chatbotId, channel: 'whatsapp' });
+    return true;
+  }
+
+  /** The connection with its QR code drawn, or null when the chatbot has none. */
+  async status(chatbotId: string): Promise<WhatsAppStatus | null> {
+    const connection = await this.store.find(chatbotId);
+    if (!connection) return null;
+    const qr_image = connection.qr
+      ? `data:image/svg+xml;base64,${Buffer.from(await QRCode.toString(connection.qr, { type: 'svg', margin: 2 })).toString('base64')}`
+      : null;
+    return { ...connection, qr_image };
+  }
+}
