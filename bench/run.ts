@@ -15,6 +15,7 @@ const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([
   ['webhooks', () => import('./webhooks-benchmark.ts')],
   ['retrieval', () => import('./retrieval-benchmark.ts')],
   ['widget', () => import('./widget-benchmark.ts')],
+  ['scale', () => import('./scale-benchmark.ts')],
 ]);
 
 const name = process.argv[2];
