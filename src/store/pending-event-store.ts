@@ -43,6 +43,8 @@ export class PendingEventStore {
   private readonly clock: Clock;
   /** How long an entry may stay pending before another process writes its deliveries. */
   readonly graceMs: number;
+  /** When this process last registered each chatbot (µs), oldest first. */
+  private readonly registered = new Map<string, number>();
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, graceMs: number) {
     this.redis = redis;
@@ -51,9 +53,24 @@ export class PendingEventStore {
     this.graceMs = graceMs;
   }
 
-  /** Marks the chatbot as having events in flight; call it before writing an entry. */
+  /**
+   * Marks the chatbot as having events in flight; call it before writing an entry. A registration is
+   * good for a quarter of the grace period, so a busy chatbot costs one write per chatbot and process
+   * that often, not one per event: the sweeper forgets a chatbot only when its registration is a whole
+   * grace period old, and then this process registers it again before its next entry.
+   */
   async register(chatbotId: string): Promise<void> {
-    await this.redis.zAdd(this.keys.pendingEventBots(), { score: this.clock.nowMicros(), value: chatbotId });
+    const now = this.clock.nowMicros();
+    const fresh = now - (this.graceMs * 1000) / 4;
+    if ((this.registered.get(chatbotId) ?? -Infinity) > fresh) return;
+    await this.redis.zAdd(this.keys.pendingEventBots(), { score: now, value: chatbotId });
+    this.registered.delete(chatbotId);
+    this.registered.set(chatbotId, now);
+    // Oldest first: registrations that are no longer fresh are forgotten as new ones come.
+    for (const [id, at] of this.registered) {
+      if (at > fresh) break;
+      this.registered.delete(id);
+    }
   }
 
   /** The keys and arguments a script or transaction that writes an entry uses. */

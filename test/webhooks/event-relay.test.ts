@@ -176,3 +176,17 @@ t.test('escalations and leads left pending are relayed too', async (t) => {
   });
   t.same(bodies[1].data, { lead_id: lead.lead_id, name: 'Ada', email: 'ada@example.com', phone: '', custom_data: {} });
 });
+
+t.test('a registration lasts a quarter of the grace period, then is written again', async (t) => {
+  const chatbotId = crypto.randomUUID();
+  const score = () => redis.zScore(keys.pendingEventBots(), chatbotId);
+  await pending.register(chatbotId);
+  const first = await score();
+  t.equal(first, now);
+  now += (GRACE_MS * 1000) / 8;
+  await pending.register(chatbotId);
+  t.equal(await score(), first, 'still fresh: not written again');
+  now += (GRACE_MS * 1000) / 4;
+  await pending.register(chatbotId);
+  t.equal(await score(), now, 'written again once a quarter of the grace period passed');
+});
