@@ -95,16 +95,7 @@ function instantDeps(): ConversationDeps {
         createdAt: '2026-11-22T00:00:00.000000+00:00',
         token: 'bench-token',
         history: [],
-        entryId: 'bench-entry',
-        entry: {
-          kind: 'turn',
-          at: '1795400000000000',
-          conversation_id: 'bench-conversation',
-          session_id: 'bench',
-          source: 'api',
-          is_new: 0,
-          message: { content: MESSAGE },
-        },
+        entry: { id: 'bench-entry', json: '{}' },
         overdue: [],
       }),
     endTurn: (): Promise<TurnEnd> =>
@@ -134,8 +125,7 @@ function instantDeps(): ConversationDeps {
     feed: () => Promise.resolve(),
     relay: {
       register: () => Promise.resolve(),
-      relay: () => Promise.resolve(),
-      relayAndAck: () => Promise.resolve(),
+      deliver: () => Promise.resolve(1),
     } as unknown as EventRelay,
     clock: systemClock,
     logger: createLogger('silent'),

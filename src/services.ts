@@ -28,6 +28,7 @@ import { SourceStore } from './store/source-store.ts';
 import { TelegramStore } from './store/telegram-store.ts';
 import { WhatsAppStore } from './store/whatsapp-store.ts';
 import { WhatsAppLinker } from './channels/whatsapp/linker.ts';
+import { ChatbotDeletion } from './chatbots/chatbot-deletion.ts';
 import { OwnerAuth } from './dashboard/owner-auth.ts';
 import { TelegramConnector } from './channels/telegram/connector.ts';
 import { InviteStore } from './store/invite-store.ts';
@@ -65,6 +66,8 @@ export interface Services {
   whatsappLinker: WhatsAppLinker;
   /** Connects and disconnects chatbots' Telegram bots (CLI and dashboard). */
   telegramConnector: TelegramConnector;
+  /** Deletes a chatbot, disconnecting its messaging channels first. */
+  chatbotDeletion: ChatbotDeletion;
   keys: RedisKeys;
   /** Dashboard sessions (cookies) and the owners' sign-in. */
   sessions: SessionStore;
@@ -100,6 +103,9 @@ export function createServices(
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);
   const whatsapp = new WhatsAppStore(redis, keys, clock);
+  const whatsappLinker = new WhatsAppLinker({ store: whatsapp, signals });
+  const telegramConnector = new TelegramConnector({ store: telegram, signals, apiRoot: config.TELEGRAM_API_ROOT });
+  const chatbots = new ChatbotStore(redis, keys, clock);
   const telegramReplies = new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT });
   const accounts = new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS));
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
@@ -111,7 +117,7 @@ export function createServices(
   return {
     accounts,
     apiKeys,
-    chatbots: new ChatbotStore(redis, keys, clock),
+    chatbots,
     sources,
     gate: new RequestGate(redis, keys, apiKeys, {
       limit: config.RATE_LIMIT_PER_MINUTE,
@@ -134,8 +140,9 @@ export function createServices(
     agents: new AgentStore(redis, keys, clock),
     telegram,
     whatsapp,
-    whatsappLinker: new WhatsAppLinker({ store: whatsapp, signals }),
-    telegramConnector: new TelegramConnector({ store: telegram, signals, apiRoot: config.TELEGRAM_API_ROOT }),
+    whatsappLinker,
+    telegramConnector,
+    chatbotDeletion: new ChatbotDeletion({ chatbots, whatsapp: whatsappLinker, telegram: telegramConnector }),
     keys,
     sessions,
     ownerAuth: new OwnerAuth({

@@ -46,17 +46,11 @@ interface Waiting {
   quotaCounted: boolean;
 }
 
-/** What a turn writes with: its lease token and the pending entry of its events. */
-interface TurnHandle {
-  token: string;
-  entryId: string;
-}
-
 /** The turn whose LLM call is in flight. */
 interface ActiveTurn {
   id: number;
   waiting: Waiting;
-  handle: TurnHandle;
+  token: string;
   /** The requester was already told (a takeover arrived first): the late reply goes nowhere. */
   answered: boolean;
   renew: NodeJS.Timeout;
@@ -141,16 +135,18 @@ async function beginTurn(
   self: Ref<ConversationMessage>,
 ): Promise<'wait' | 'next'> {
   const { chatbot, sessionId, content, channel } = next.inbound;
+  // The chatbot is registered for the pending-event sweeper before every attempt to record an entry (a
+  // registration lasts a while, so this rarely costs a round trip), alongside the quota the first time.
+  const register = deps.relay.register(chatbot.id);
   if (!next.quotaCounted) {
-    // The chatbot is registered for the pending-event sweeper before the turn records an entry.
-    const [decision] = await Promise.all([deps.quota.consume(chatbot.user_id), deps.relay.register(chatbot.id)]);
+    const [decision] = await Promise.all([deps.quota.consume(chatbot.user_id), register]);
     if (decision !== 'counted') {
       state.waiting.shift();
       settle(next, { kind: 'failed', error: new RateLimitError('Monthly message limit reached.') });
       return 'next';
     }
     next.quotaCounted = true;
-  }
+  } else await register;
   const source = sourceOf(sessionId, channel);
   const limits = { ...deps.limits, historySize: HISTORY_SIZE };
   const start = await deps.conversations.beginTurn(chatbot.id, sessionId, { content, source }, limits);
@@ -168,22 +164,20 @@ async function beginTurn(
     settle(next, { kind: 'failed', error: new RateLimitError('Conversation rate limit exceeded.') });
     return 'next';
   }
-  const handle: TurnHandle = { token: start.token, entryId: start.entryId };
-  // This turn's events (acknowledged by END_TURN), then any its chatbot's dead processes left behind.
-  await deps.relay.relay(chatbot.id, [{ id: start.entryId, entry: start.entry }]);
+  const { token } = start;
+  // Events a dead process left pending for this chatbot first (they happened before), then this turn's.
+  // Neither can fail the turn: the entries are in Redis, and what is not written now is written later.
   if (start.overdue.length > 0) {
-    await deps.relay.relayAndAck(chatbot.id, start.overdue);
-    deps.logger.warn(
-      { chatbot_id: chatbot.id, entries: start.overdue.length },
-      'relayed events a process left pending',
-    );
+    const relayed = await deps.relay.deliver(chatbot.id, start.overdue);
+    deps.logger.warn({ chatbot_id: chatbot.id, entries: relayed }, 'relayed events a process left pending');
   }
+  await deps.relay.deliver(chatbot.id, [start.entry]);
   await publish(deps, chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
   if (!start.escalated && wantsHuman(chatbot.settings.escalation, content)) {
     await escalate(deps, chatbot.id, sessionId);
   }
   if (start.takenOverBy) {
-    await deps.conversations.endTurn(chatbot.id, sessionId, handle, null);
+    await deps.conversations.endTurn(chatbot.id, sessionId, token, null);
     settle(next, { kind: 'silent' });
     return 'next';
   }
@@ -199,15 +193,15 @@ async function beginTurn(
       message: content,
     });
   } catch (error) {
-    await deps.conversations.endTurn(chatbot.id, sessionId, handle, null);
+    await deps.conversations.endTurn(chatbot.id, sessionId, token, null);
     throw error;
   }
   const id = ++state.lastTurnId;
   const renew = setInterval(() => {
-    deps.conversations.renewLease(chatbot.id, sessionId, handle.token, deps.limits.leaseMs).catch(() => {});
+    deps.conversations.renewLease(chatbot.id, sessionId, token, deps.limits.leaseMs).catch(() => {});
   }, deps.limits.leaseMs / 3);
   renew.unref();
-  state.turn = { id, waiting: next, handle, answered: false, renew };
+  state.turn = { id, waiting: next, token, answered: false, renew };
   deps.providers[chatbot.provider].generate(chatbot.model, prompt).then(
     (text) => nact.dispatch(self, llmDone(id, text)),
     (error: unknown) => nact.dispatch(self, llmFailed(id, error)),
@@ -231,12 +225,12 @@ async function finishTurn(
   try {
     if (text === undefined) {
       deps.logger.error({ err: failure, chatbot_id: chatbot.id }, 'LLM provider failed');
-      await deps.conversations.endTurn(chatbot.id, sessionId, turn.handle, null);
+      await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, null);
       if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: new ProviderError('LLM provider error.') });
       return;
     }
     const reply = text.trim() ? text : chatbot.fallback_message;
-    const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.handle, {
+    const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, {
       role: 'assistant',
       content: reply,
       fallback: reply.trim() === chatbot.fallback_message.trim(),

@@ -77,7 +77,7 @@ export function registerChatbotCommands(program: Command): void {
     .requiredOption('--bot <id>', 'chatbot id')
     .action((opts: { bot: string }) =>
       runCommand(async (s) => {
-        await s.chatbots.softDelete(opts.bot);
+        await s.chatbotDeletion.delete(opts.bot);
         return { id: opts.bot, deleted: true };
       }),
     );

@@ -109,7 +109,8 @@ export class ConversationControl {
     await this.relay.register(chatbotId);
     const result = await this.conversations.escalate(chatbotId, sessionId, create);
     if (result.first) {
-      await this.relay.relayAndAck(chatbotId, [{ id: result.entryId, entry: result.entry }]);
+      // Never throws: the entry is in Redis, and deliveries not written now are written later.
+      await this.relay.deliver(chatbotId, [result.entry]);
       await this.signals.publish({
         kind: 'escalated',
         chatbot_id: chatbotId,

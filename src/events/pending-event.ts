@@ -32,14 +32,25 @@ export type PendingEntry =
       lead: { lead_id: string; name: string; email: string; phone: string; custom_data: Record<string, string> };
     };
 
-/** A pending entry as stored, with its id. */
+/** A pending entry as stored: its id and its JSON (a PendingEntry, as the writing script made it). */
 export interface StoredPendingEntry {
   id: string;
-  entry: PendingEntry;
+  json: string;
 }
 
-/** The webhook events an entry stands for, in the order they are emitted. */
-export function eventsOf(chatbotId: string, entry: PendingEntry): WebhookEvent[] {
+/** An entry that is not a PendingEntry this version understands. */
+export class UnreadableEntryError extends Error {
+  override name = 'UnreadableEntryError';
+}
+
+/** The webhook events a stored entry stands for, in the order they are emitted. */
+export function eventsOf(chatbotId: string, json: string): WebhookEvent[] {
+  let entry: PendingEntry;
+  try {
+    entry = JSON.parse(json) as PendingEntry;
+  } catch (error) {
+    throw new UnreadableEntryError('a pending entry is not JSON', { cause: error });
+  }
   const at = Number(entry.at);
   switch (entry.kind) {
     case 'turn': {
@@ -62,6 +73,10 @@ export function eventsOf(chatbotId: string, entry: PendingEntry): WebhookEvent[]
     }
     case 'lead':
       return [leadCaptured(chatbotId, entry.lead, at)];
+    default:
+      throw new UnreadableEntryError(
+        `a pending entry of unknown kind ${JSON.stringify((entry as { kind?: unknown }).kind)}`,
+      );
   }
 }
 

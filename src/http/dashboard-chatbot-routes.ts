@@ -56,7 +56,7 @@ export function registerDashboardChatbotRoutes(server: Server, api: DashboardApi
 
   server.del(`${base}/:chatbot_id`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    await services.chatbots.softDelete(chatbot.id);
+    await services.chatbotDeletion.delete(chatbot.id);
     res.send(200, { id: chatbot.id, deleted: true });
   });
 

@@ -57,17 +57,16 @@ export class LeadCapture {
       custom_data: customData,
       created_at: formatTimestamp(now),
     };
-    const pending = {
-      id: randomUUID(),
-      entry: {
-        kind: 'lead',
-        at: String(now),
-        lead: { lead_id: lead.lead_id, name, email, phone, custom_data: customData },
-      } satisfies PendingEntry,
+    const entry: PendingEntry = {
+      kind: 'lead',
+      at: String(now),
+      lead: { lead_id: lead.lead_id, name, email, phone, custom_data: customData },
     };
+    const pending = { id: randomUUID(), json: JSON.stringify(entry) };
     await this.relay.register(chatbot.id);
     await this.leads.add(lead, now, { ...pending, dueAt: this.relay.store.dueAt(now) });
-    await this.relay.relayAndAck(chatbot.id, [pending]);
+    // Never throws: the entry is in Redis, and deliveries not written now are written later.
+    await this.relay.deliver(chatbot.id, [pending]);
     return lead;
   }
 }

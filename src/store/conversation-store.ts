@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import type { PendingEntry, StoredPendingEntry } from '../events/pending-event.ts';
+import type { StoredPendingEntry } from '../events/pending-event.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { LuaScript } from './lua-script.ts';
+import {
+  APPEND_AGENT,
+  APPEND_OWNER,
+  BEGIN_TURN,
+  END_TURN,
+  ESCALATE,
+  RELEASE,
+  RENEW_LEASE,
+  TAKE_OVER,
+} from './conversation-scripts.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -55,9 +64,8 @@ export type TurnStart =
       token: string;
       /** Up to `historySize` messages before the new one, oldest first. */
       history: StoredMessage[];
-      /** The pending entry of this message's events (as the script recorded it); `endTurn` acknowledges it. */
-      entryId: string;
-      entry: PendingEntry;
+      /** The pending entry of this message's events, as the script recorded it. */
+      entry: StoredPendingEntry;
       /** Overdue pending entries of the chatbot, now this turn's to write deliveries for. */
       overdue: StoredPendingEntry[];
     };
@@ -90,179 +98,6 @@ interface RawMessage {
   at: number;
 }
 
-// The one definition of a new conversation record, shared by the scripts that may create one.
-const CREATE_CONVERSATION = `
-local function create_conversation(meta, ids, id, chatbot, session, source, now)
-  redis.call('HSET', meta, 'id', id, 'chatbot_id', chatbot, 'session_id', session, 'source', source,
-    'created_at', now, 'escalated_at', '', 'taken_over_by', '', 'message_count', 0)
-  redis.call('HSET', ids, id, session)
-end`;
-
-// KEYS: meta, lease, messages, rate window, conversation index, id index, pending events, their due times.
-// ARGV: session, new conversation id, source, chatbot, now µs, user message JSON, rate limit,
-//       window µs, lease ms, history size, nonce, process id, pending entry id, entry due µs,
-//       how many overdue entries to take over.
-// One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, the
-// user message appended and the pending entry of its events recorded, so a turn starts with one round
-// trip and nothing half-written. It also hands the caller overdue entries of the chatbot (left by a
-// process that died before writing their deliveries), due again a grace period later.
-const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'leased'} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local window = tonumber(ARGV[8])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
-if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[7]) then return {'rate-limited'} end
-redis.call('ZADD', KEYS[4], now, now .. ':' .. ARGV[11])
-redis.call('PEXPIRE', KEYS[4], math.ceil(window / 1000))
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  create_conversation(KEYS[1], KEYS[6], ARGV[2], ARGV[4], ARGV[1], ARGV[3], ARGV[5])
-end
--- New means no message yet: a conversation escalated before its first message starts with that message.
-local isNew = 0
-if redis.call('HGET', KEYS[1], 'message_count') == '0' then isNew = 1 end
-local token = ARGV[12] .. ':' .. redis.call('HINCRBY', KEYS[1], 'fence', 1)
-redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
-local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
-redis.call('RPUSH', KEYS[3], ARGV[6])
-redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-redis.call('HSET', KEYS[1], 'last_message_at', ARGV[5])
-redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
-local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at')
-redis.call('HSET', KEYS[7], ARGV[13], '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' ..
-  cjson.encode(meta[1]) .. ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
-  ',"is_new":' .. isNew .. ',"message":' .. ARGV[6] .. '}')
-local overdue = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', ARGV[5], 'LIMIT', 0, tonumber(ARGV[15]))) do
-  local entry = redis.call('HGET', KEYS[7], id)
-  if entry then
-    table.insert(overdue, {id, entry})
-    redis.call('ZADD', KEYS[8], ARGV[14], id)
-  else
-    redis.call('ZREM', KEYS[8], id)
-  end
-end
-redis.call('ZADD', KEYS[8], ARGV[14], ARGV[13])
-return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], overdue}
-`);
-
-// KEYS: meta, lease, messages, discarded, conversation index, pending events, their due times.
-// ARGV: token, reply JSON ('' when the turn ends without one), now µs, '1' when the reply is the
-// fallback message, the turn's pending entry id (its deliveries are written by now).
-// Returns {outcome, consecutive fallback replies}.
-// The takeover check happens here, atomically with the append: the AI never answers a conversation
-// that a human holds, whatever any process's memory says.
-const END_TURN = new LuaScript(`
-local outcome = 'stored'
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then
-  outcome = 'lost-lease'
-elseif ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'taken_over_by') ~= '' then
-  outcome = 'discarded'
-end
-local streak = 0
-if ARGV[2] ~= '' then
-  if outcome == 'stored' then
-    redis.call('RPUSH', KEYS[3], ARGV[2])
-    redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-    redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
-    redis.call('ZADD', KEYS[5], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
-    if ARGV[4] == '1' then
-      streak = redis.call('HINCRBY', KEYS[1], 'fallback_streak', 1)
-    else
-      redis.call('HSET', KEYS[1], 'fallback_streak', 0)
-    end
-  else
-    redis.call('RPUSH', KEYS[4], ARGV[2])
-  end
-end
-if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
-redis.call('HDEL', KEYS[6], ARGV[5])
-redis.call('ZREM', KEYS[7], ARGV[5])
-return {outcome, streak}
-`);
-
-// KEYS: lease. ARGV: token, lease ms.
-const RENEW_LEASE = new LuaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`);
-
-// KEYS: meta. ARGV: agent, now µs. Returns 'missing', {'held', holder} or 'ok'.
-const TAKE_OVER = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
-local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
-if holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
-redis.call('HSET', KEYS[1], 'taken_over_by', ARGV[1], 'taken_over_at', ARGV[2])
-return 'ok'
-`);
-
-// KEYS: meta. ARGV: agent ('' = any holder). Returns 'missing', {'held', holder} or 'ok'.
-const RELEASE = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
-local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
-if ARGV[1] ~= '' and holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
-redis.call('HSET', KEYS[1], 'taken_over_by', '', 'taken_over_at', '')
-return 'ok'
-`);
-
-// KEYS: meta, conversation index, id index, pending events, their due times. ARGV: now µs, and to
-// create a missing conversation (a visitor asking for a human before saying anything): new id ('' not
-// to create one), chatbot, session, source; then the pending entry id and its due µs.
-// Returns 'missing', {'already', at} or {'escalated', at, message_count}; the first escalation records
-// the pending entry of its event.
-const ESCALATE = new LuaScript(`${CREATE_CONVERSATION}
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  if ARGV[2] == '' then return 'missing' end
-  create_conversation(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[1])
-  redis.call('HSET', KEYS[1], 'last_message_at', ARGV[1])
-  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[4])
-end
-local at = redis.call('HGET', KEYS[1], 'escalated_at')
-if at ~= '' then return {'already', at} end
-redis.call('HSET', KEYS[1], 'escalated_at', ARGV[1])
-local meta = redis.call('HMGET', KEYS[1], 'id', 'session_id', 'message_count')
-redis.call('HSET', KEYS[4], ARGV[6], '{"kind":"escalated","at":"' .. ARGV[1] .. '","conversation_id":' ..
-  cjson.encode(meta[1]) .. ',"session_id":' .. cjson.encode(meta[2]) .. ',"message_count":' .. meta[3] .. '}')
-redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
-return {'escalated', ARGV[1], meta[3]}
-`);
-
-// KEYS: meta, messages, conversation index. ARGV: agent, message JSON, now µs.
-// An agent writes only into a conversation it holds; no lease is needed, since END_TURN discards the
-// AI's reply to a held conversation.
-const APPEND_AGENT = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
-local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
-if holder == '' then return 'not-held' end
-if holder ~= ARGV[1] then return {'held', holder} end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
-return 'ok'
-`);
-
-// KEYS: meta, messages, conversation index. ARGV: holder, message JSON, now µs.
-// The owner wrote from the messaging account itself (WhatsApp's linked phone): the conversation is
-// taken over by `holder` unless someone already holds it, and the message is stored as an agent's.
-// Returns 'missing' or {holder, 1 when this message took it over}.
-const APPEND_OWNER = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
-local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
-local took = 0
-if holder == '' then
-  holder = ARGV[1]
-  took = 1
-  redis.call('HSET', KEYS[1], 'taken_over_by', holder, 'taken_over_at', ARGV[3])
-end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
-return {holder, took}
-`);
-
 /** The outcome of an escalation request. */
 export type EscalationResult =
   | {
@@ -270,9 +105,8 @@ export type EscalationResult =
       escalatedAt: string;
       messageCount: number;
       conversation: ConversationView;
-      /** The pending entry of the `conversation.escalated` event (as the script recorded it). */
-      entryId: string;
-      entry: PendingEntry;
+      /** The pending entry of the `conversation.escalated` event, as the script recorded it. */
+      entry: StoredPendingEntry;
     }
   | { first: false; escalatedAt: string; conversation: ConversationView };
 
@@ -341,7 +175,7 @@ export class ConversationStore {
     )) as [string, ...unknown[]];
     if (reply[0] === 'leased') return { kind: 'leased' };
     if (reply[0] === 'rate-limited') return { kind: 'rate-limited' };
-    const [, id, isNew, source, takenOverBy, token, history, escalatedAt, overdue] = reply as [
+    const [, id, isNew, source, takenOverBy, token, history, escalatedAt, entry, overdue] = reply as [
       string,
       string,
       number,
@@ -349,6 +183,7 @@ export class ConversationStore {
       string,
       string,
       string[],
+      string,
       string,
       Array<[string, string]>,
     ];
@@ -362,17 +197,8 @@ export class ConversationStore {
       createdAt: formatTimestamp(now),
       token,
       history: history.map(parseMessage),
-      entryId,
-      entry: {
-        kind: 'turn',
-        at: String(now),
-        conversation_id: id,
-        session_id: sessionId,
-        source,
-        is_new: isNew,
-        message: { content: input.content },
-      },
-      overdue: overdue.map(([overdueId, json]) => ({ id: overdueId, entry: JSON.parse(json) as PendingEntry })),
+      entry: { id: entryId, json: entry },
+      overdue: overdue.map(([overdueId, json]) => ({ id: overdueId, json })),
     };
   }
 
@@ -383,7 +209,7 @@ export class ConversationStore {
   async endTurn(
     chatbotId: string,
     sessionId: string,
-    turn: { token: string; entryId: string },
+    token: string,
     reply: { role: MessageRole; content: string; fallback?: boolean } | null,
   ): Promise<TurnEnd> {
     const now = this.clock.nowMicros();
@@ -398,10 +224,8 @@ export class ConversationStore {
         this.keys.conversationMessages(chatbotId, sessionId),
         this.keys.conversationDiscarded(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
-        this.keys.pendingEvents(chatbotId),
-        this.keys.pendingEventsDue(chatbotId),
       ],
-      [turn.token, json, now, reply?.fallback ? '1' : '0', turn.entryId],
+      [token, json, now, reply?.fallback ? '1' : '0'],
     )) as [TurnOutcomeInStore, number];
     return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
   }
@@ -533,25 +357,18 @@ export class ConversationStore {
       ],
     );
     if (reply === 'missing') throw new NotFoundError('Conversation not found.');
-    const [kind, at, count] = reply as [string, string, string?];
-    const conversation = await this.get(chatbotId, sessionId);
-    const escalatedAt = formatTimestamp(Number(at));
-    return kind === 'escalated'
-      ? {
-          first: true,
-          escalatedAt,
-          messageCount: Number(count),
-          conversation,
-          entryId,
-          entry: {
-            kind: 'escalated',
-            at: String(now),
-            conversation_id: conversation.conversation_id,
-            session_id: sessionId,
-            message_count: Number(count),
-          },
-        }
-      : { first: false, escalatedAt, conversation };
+    if ((reply as string[])[0] === 'already') {
+      const [, at, record] = reply as [string, string, string[]];
+      return { first: false, escalatedAt: formatTimestamp(Number(at)), conversation: toView(fields(record)) };
+    }
+    const [, at, count, record, entry] = reply as [string, string, string, string[], string];
+    return {
+      first: true,
+      escalatedAt: formatTimestamp(Number(at)),
+      messageCount: Number(count),
+      conversation: toView(fields(record)),
+      entry: { id: entryId, json: entry },
+    };
   }
 
   async exists(chatbotId: string, sessionId: string): Promise<boolean> {
@@ -588,6 +405,13 @@ export class ConversationStore {
       throw new ConflictError(`Conversation is already taken over by ${String(reply[1])}.`);
     }
   }
+}
+
+/** A hash as HGETALL returns it inside a script: field, value, field, value… */
+function fields(flat: string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i]!] = flat[i + 1]!;
+  return record;
 }
 
 function parseMessage(json: string): StoredMessage {

@@ -1,4 +1,4 @@
-import type { PendingEntry } from '../events/pending-event.ts';
+import type { StoredPendingEntry } from '../events/pending-event.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -28,12 +28,12 @@ export class LeadStore {
    * Writes the record, lists it and records the pending entry of its `lead.captured` event in one
    * transaction, so a lead is never half-written and its event never lost.
    */
-  async add(lead: Lead, atMicros: number, pending: { id: string; entry: PendingEntry; dueAt: number }): Promise<void> {
+  async add(lead: Lead, atMicros: number, pending: StoredPendingEntry & { dueAt: number }): Promise<void> {
     await this.redis
       .multi()
       .set(this.keys.lead(lead.chatbot_id, lead.lead_id), JSON.stringify(lead))
       .zAdd(this.keys.leadsOf(lead.chatbot_id), { score: atMicros, value: lead.lead_id })
-      .hSet(this.keys.pendingEvents(lead.chatbot_id), pending.id, JSON.stringify(pending.entry))
+      .hSet(this.keys.pendingEvents(lead.chatbot_id), pending.id, pending.json)
       .zAdd(this.keys.pendingEventsDue(lead.chatbot_id), { score: pending.dueAt, value: pending.id })
       .exec();
   }

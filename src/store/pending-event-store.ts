@@ -1,25 +1,36 @@
 import type { Clock } from '../clock.ts';
-import type { PendingEntry, StoredPendingEntry } from '../events/pending-event.ts';
+import type { StoredPendingEntry } from '../events/pending-event.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-// KEYS: entries, due. ARGV: now µs, limit, due again µs.
-// Takes entries whose deliveries are overdue and makes them due again later, so that processes
-// sweeping side by side do not take the same entry twice in one grace period.
-const CLAIM_OVERDUE = new LuaScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-local out = {}
-for _, id in ipairs(ids) do
-  local entry = redis.call('HGET', KEYS[1], id)
-  if entry then
-    redis.call('ZADD', KEYS[2], ARGV[3], id)
-    table.insert(out, {id, entry})
-  else
-    redis.call('ZREM', KEYS[2], id)
-  end
+/**
+ * Lua for the scripts that record or take pending entries (a chatbot's entries hash and their due
+ * times): `record_entry` writes one, `claim_overdue` takes up to `limit` whose deliveries are overdue
+ * and makes them due again later, so that takers side by side do not take one twice in a grace period.
+ */
+export const PENDING_ENTRIES = `
+local function record_entry(entries, due, id, entry, due_at)
+  redis.call('HSET', entries, id, entry)
+  redis.call('ZADD', due, due_at, id)
 end
-return out
+local function claim_overdue(entries, due, now, limit, due_again)
+  local out = {}
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, tonumber(limit))) do
+    local entry = redis.call('HGET', entries, id)
+    if entry then
+      redis.call('ZADD', due, due_again, id)
+      table.insert(out, {id, entry})
+    else
+      redis.call('ZREM', due, id)
+    end
+  end
+  return out
+end`;
+
+// KEYS: entries, due. ARGV: now µs, limit, due again µs.
+const CLAIM_OVERDUE = new LuaScript(`${PENDING_ENTRIES}
+return claim_overdue(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 `);
 
 // KEYS: chatbots with pending events. ARGV: chatbot id, cutoff µs.
@@ -73,8 +84,8 @@ export class PendingEventStore {
     }
   }
 
-  /** The keys and arguments a script or transaction that writes an entry uses. */
-  entryKeys(chatbotId: string): [string, string] {
+  /** A chatbot's entries hash and their due times. */
+  private entryKeys(chatbotId: string): [string, string] {
     return [this.keys.pendingEvents(chatbotId), this.keys.pendingEventsDue(chatbotId)];
   }
 
@@ -98,7 +109,7 @@ export class PendingEventStore {
       limit,
       this.dueAt(now),
     ])) as Array<[string, string]>;
-    return rows.map(([id, json]) => ({ id, entry: JSON.parse(json) as PendingEntry }));
+    return rows.map(([id, json]) => ({ id, json }));
   }
 
   /** Chatbots registered longer than a grace period ago (their entries may be overdue). */

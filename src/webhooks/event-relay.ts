@@ -1,4 +1,4 @@
-import { eventKey, eventsOf, type StoredPendingEntry } from '../events/pending-event.ts';
+import { eventKey, eventsOf, UnreadableEntryError, type StoredPendingEntry } from '../events/pending-event.ts';
 import type { EventSink } from '../events/webhook-event.ts';
 import type { Logger } from '../logger.ts';
 import type { PendingEventStore } from '../store/pending-event-store.ts';
@@ -45,22 +45,40 @@ export class EventRelay {
     return this.store.register(chatbotId);
   }
 
-  /** Writes the deliveries of every event of the entries, in order. */
-  async relay(chatbotId: string, entries: StoredPendingEntry[]): Promise<void> {
-    for (const { id, entry } of entries) {
-      const events = eventsOf(chatbotId, entry);
-      for (const [index, event] of events.entries()) await this.sink.emit(event, eventKey(id, index));
+  /**
+   * Writes the deliveries of the entries' events, in order, and acknowledges each entry once its
+   * deliveries are written. Never throws: an entry whose deliveries could not be written stays pending
+   * (another process or a later sweep writes them, under the same delivery ids), and an entry this
+   * version cannot read is logged and dropped. Resolves with how many entries were acknowledged.
+   */
+  async deliver(chatbotId: string, entries: StoredPendingEntry[]): Promise<number> {
+    const done: string[] = [];
+    for (const { id, json } of entries) {
+      try {
+        const events = eventsOf(chatbotId, json);
+        for (const [index, event] of events.entries()) await this.sink.emit(event, eventKey(id, index));
+        done.push(id);
+      } catch (error) {
+        if (!(error instanceof UnreadableEntryError)) {
+          this.logger.error({ err: error, chatbot_id: chatbotId }, 'webhook deliveries not written; left pending');
+          break;
+        }
+        this.logger.error(
+          { err: error, chatbot_id: chatbotId, entry: json.slice(0, 200) },
+          'dropped an unreadable event entry',
+        );
+        done.push(id);
+      }
     }
-  }
-
-  /** Writes the entries' deliveries, then acknowledges the entries. */
-  async relayAndAck(chatbotId: string, entries: StoredPendingEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    await this.relay(chatbotId, entries);
-    await this.store.ack(
-      chatbotId,
-      entries.map((stored) => stored.id),
-    );
+    try {
+      await this.store.ack(chatbotId, done);
+    } catch (error) {
+      this.logger.warn(
+        { err: error, chatbot_id: chatbotId },
+        'pending events not acknowledged; they will be written again',
+      );
+    }
+    return done.length;
   }
 
   /**
@@ -82,8 +100,9 @@ export class EventRelay {
         for (;;) {
           const overdue = await this.store.claimOverdue(chatbotId, SWEEP_ENTRIES);
           if (overdue.length === 0) break;
-          await this.relayAndAck(chatbotId, overdue);
-          relayed += overdue.length;
+          const delivered = await this.deliver(chatbotId, overdue);
+          relayed += delivered;
+          if (delivered < overdue.length) break;
         }
         if (!(await this.store.hasEntries(chatbotId))) await this.store.forgetIfQuiet(chatbotId);
       } catch (error) {

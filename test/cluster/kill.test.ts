@@ -143,7 +143,7 @@ async function diagnose(services: Services, chatbotId: string, missing: string[]
   const quiet = await services.relay.store.quietChatbots(100);
   return JSON.stringify({
     missing: missing.slice(0, 10),
-    pending: pendingEntries.map((entry) => entry.entry),
+    pending: pendingEntries.map((entry) => entry.json),
     quiet,
     due: await services.deliveries.pendingCount(),
   });

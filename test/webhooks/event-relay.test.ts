@@ -72,9 +72,9 @@ async function abandonedTurn(chatbotId: string, sessionId: string, content: stri
 t.test('the same event emitted twice under one key is one delivery', async (t) => {
   const { bot, hook } = await hookedBot('Twice');
   const start = await abandonedTurn(bot.id, 'api-twice', 'hello');
-  const entries = [{ id: start.entryId, entry: start.entry }];
-  await Promise.all([relays[0]!.relay(bot.id, entries), relays[1]!.relay(bot.id, entries)]);
-  await relays[0]!.relayAndAck(bot.id, entries);
+  const entries = [start.entry];
+  t.same(await Promise.all([relays[0]!.deliver(bot.id, entries), relays[1]!.deliver(bot.id, entries)]), [1, 1]);
+  await relays[0]!.deliver(bot.id, entries);
   t.same(
     (await delivered(hook.id)).map((body) => body.event),
     ['conversation.started', 'message.received'],
@@ -119,11 +119,11 @@ t.test("a busy chatbot's next turn takes over the entries a dead process left", 
   if (next.kind !== 'started') throw new Error(next.kind);
   t.same(
     next.overdue.map((entry) => entry.id),
-    [dead.entryId],
+    [dead.entry.id],
   );
-  await relays[0]!.relay(bot.id, [{ id: next.entryId, entry: next.entry }]);
-  await relays[0]!.relayAndAck(bot.id, next.overdue);
-  await conversations.endTurn(bot.id, 'api-b', { token: next.token, entryId: next.entryId }, null);
+  await relays[0]!.deliver(bot.id, next.overdue);
+  await relays[0]!.deliver(bot.id, [next.entry]);
+  await conversations.endTurn(bot.id, 'api-b', next.token, null);
   t.same(
     (await delivered(hook.id)).map((body) => [body.event, body.data.session_id]),
     [
@@ -133,7 +133,7 @@ t.test("a busy chatbot's next turn takes over the entries a dead process left", 
       ['message.received', 'api-b'],
     ],
   );
-  t.equal(await pending.hasEntries(bot.id), false, 'END_TURN acknowledged its own entry');
+  t.equal(await pending.hasEntries(bot.id), false, 'both entries are acknowledged');
 });
 
 t.test('escalations and leads left pending are relayed too', async (t) => {
@@ -153,11 +153,11 @@ t.test('escalations and leads left pending are relayed too', async (t) => {
   };
   await new LeadStore(redis, keys).add(lead, now, {
     id: crypto.randomUUID(),
-    entry: {
+    json: JSON.stringify({
       kind: 'lead',
       at: String(now),
       lead: { lead_id: lead.lead_id, name: 'Ada', email: 'ada@example.com', phone: '', custom_data: {} },
-    },
+    }),
     dueAt: pending.dueAt(now),
   });
   now += GRACE_MS * 1000 + 1;
@@ -189,4 +189,19 @@ t.test('a registration lasts a quarter of the grace period, then is written agai
   now += (GRACE_MS * 1000) / 4;
   await pending.register(chatbotId);
   t.equal(await score(), now, 'written again once a quarter of the grace period passed');
+});
+
+t.test('an entry this version cannot read is logged and dropped, and does not hold up the others', async (t) => {
+  const { bot, hook } = await hookedBot('Unreadable');
+  const good = await abandonedTurn(bot.id, 'api-good', 'still delivered');
+  const entries = [
+    { id: 'not-json', json: '{"kind":' },
+    { id: 'future', json: '{"kind":"teleport","at":"1"}' },
+    good.entry,
+  ];
+  t.equal(await relays[0]!.deliver(bot.id, entries), 3, 'all three acknowledged');
+  t.same(
+    (await delivered(hook.id)).map((body) => body.event),
+    ['conversation.started', 'message.received'],
+  );
 });

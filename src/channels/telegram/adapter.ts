@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Bot, webhookCallback, type Context } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
-import { DomainError, ValidationError } from '../../errors.ts';
+import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
@@ -224,6 +224,8 @@ export class TelegramChannel {
   /** A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words. */
   private async fail(running: Running, chatId: number, error: unknown): Promise<void> {
     const chatbotId = running.connection.chatbotId;
+    // A message for a chatbot deleted meanwhile gets no answer (its channels are being disconnected).
+    if (error instanceof NotFoundError) return;
     if (!(error instanceof DomainError)) {
       this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'telegram message failed');
       return;

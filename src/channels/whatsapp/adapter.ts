@@ -3,7 +3,7 @@ import type { BaileysEventMap } from '@whiskeysockets/baileys';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
 import { checkMessageText } from '../../conversations/message-text.ts';
-import { DomainError, ValidationError } from '../../errors.ts';
+import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { VisitorPush } from '../../store/signal-bus.ts';
@@ -174,6 +174,8 @@ export class WhatsAppChannel {
 
   /** A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words. */
   private async fail(chatbotId: string, jid: string, error: unknown): Promise<void> {
+    // A message for a chatbot deleted meanwhile gets no answer (its channels are being disconnected).
+    if (error instanceof NotFoundError) return;
     if (!(error instanceof DomainError)) {
       this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'whatsapp message failed');
       return;

@@ -327,6 +327,14 @@ t.test('channel whatsapp --disconnect logs the device out and forgets it', async
   t.equal(await services.whatsapp.socketRunning(botId), false, 'the lease is let go');
 });
 
+t.test('deleting a chatbot logs its WhatsApp device out first', async (t) => {
+  const { botId, socket } = await linked('Doomed');
+  t.same(await runCliJson(['bot', 'delete', '--bot', botId], cliEnv), { id: botId, deleted: true });
+  await until(() => socket.loggedOut, 'the logout');
+  t.equal(await services.whatsapp.find(botId), undefined);
+  t.same(await runCli(['channel', 'whatsapp', '--bot', botId, '--status'], cliEnv), cliFailure('Chatbot not found.'));
+});
+
 t.test('one gateway at a time runs a socket; another takes over when it stops', async (t) => {
   const { socket, me } = await linked('Shared');
   const other = new FakeWhatsApp();

@@ -1,0 +1,167 @@
+import { LuaScript } from './lua-script.ts';
+import { PENDING_ENTRIES } from './pending-event-store.ts';
+
+// The conversation scripts of ConversationStore: each runs in the chatbot's hash slot ({b:<id>}).
+
+// The one definition of a new conversation record, shared by the scripts that may create one.
+export const CREATE_CONVERSATION = `
+local function create_conversation(meta, ids, id, chatbot, session, source, now)
+  redis.call('HSET', meta, 'id', id, 'chatbot_id', chatbot, 'session_id', session, 'source', source,
+    'created_at', now, 'escalated_at', '', 'taken_over_by', '', 'message_count', 0)
+  redis.call('HSET', ids, id, session)
+end`;
+
+// KEYS: meta, lease, messages, rate window, conversation index, id index, pending events, their due times.
+// ARGV: session, new conversation id, source, chatbot, now µs, user message JSON, rate limit,
+//       window µs, lease ms, history size, nonce, process id, pending entry id, entry due µs,
+//       how many overdue entries to take over.
+// One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, the
+// user message appended and the pending entry of its events recorded, so a turn starts with one round
+// trip and nothing half-written. It also hands the caller overdue entries of the chatbot (left by a
+// process that died before writing their deliveries), due again a grace period later.
+// Returns {'leased'}, {'rate-limited'} or {'started', conversation id, 1 if new, source, holder,
+// lease token, history, escalated at, the entry as recorded, overdue {id, entry} pairs}.
+export const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}${PENDING_ENTRIES}
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'leased'} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local window = tonumber(ARGV[8])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[7]) then return {'rate-limited'} end
+redis.call('ZADD', KEYS[4], now, now .. ':' .. ARGV[11])
+redis.call('PEXPIRE', KEYS[4], math.ceil(window / 1000))
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  create_conversation(KEYS[1], KEYS[6], ARGV[2], ARGV[4], ARGV[1], ARGV[3], ARGV[5])
+end
+-- New means no message yet: a conversation escalated before its first message starts with that message.
+local isNew = 0
+if redis.call('HGET', KEYS[1], 'message_count') == '0' then isNew = 1 end
+local token = ARGV[12] .. ':' .. redis.call('HINCRBY', KEYS[1], 'fence', 1)
+redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
+local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
+redis.call('RPUSH', KEYS[3], ARGV[6])
+redis.call('HINCRBY', KEYS[1], 'message_count', 1)
+redis.call('HSET', KEYS[1], 'last_message_at', ARGV[5])
+redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
+local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at')
+local entry = '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' .. cjson.encode(meta[1]) ..
+  ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
+  ',"is_new":' .. isNew .. ',"message":' .. ARGV[6] .. '}'
+local overdue = claim_overdue(KEYS[7], KEYS[8], ARGV[5], ARGV[15], ARGV[14])
+record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14])
+return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue}
+`);
+
+// KEYS: meta, lease, messages, discarded, conversation index.
+// ARGV: token, reply JSON ('' when the turn ends without one), now µs, '1' when the reply is the
+// fallback message. Returns {outcome, consecutive fallback replies}.
+// The takeover check happens here, atomically with the append: the AI never answers a conversation
+// that a human holds, whatever any process's memory says.
+export const END_TURN = new LuaScript(`
+local outcome = 'stored'
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  outcome = 'lost-lease'
+elseif ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'taken_over_by') ~= '' then
+  outcome = 'discarded'
+end
+local streak = 0
+if ARGV[2] ~= '' then
+  if outcome == 'stored' then
+    redis.call('RPUSH', KEYS[3], ARGV[2])
+    redis.call('HINCRBY', KEYS[1], 'message_count', 1)
+    redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
+    redis.call('ZADD', KEYS[5], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+    if ARGV[4] == '1' then
+      streak = redis.call('HINCRBY', KEYS[1], 'fallback_streak', 1)
+    else
+      redis.call('HSET', KEYS[1], 'fallback_streak', 0)
+    end
+  else
+    redis.call('RPUSH', KEYS[4], ARGV[2])
+  end
+end
+if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
+return {outcome, streak}
+`);
+
+// KEYS: lease. ARGV: token, lease ms.
+export const RENEW_LEASE = new LuaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
+
+// KEYS: meta. ARGV: agent, now µs. Returns 'missing', {'held', holder} or 'ok'.
+export const TAKE_OVER = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
+if holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
+redis.call('HSET', KEYS[1], 'taken_over_by', ARGV[1], 'taken_over_at', ARGV[2])
+return 'ok'
+`);
+
+// KEYS: meta. ARGV: agent ('' = any holder). Returns 'missing', {'held', holder} or 'ok'.
+export const RELEASE = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
+if ARGV[1] ~= '' and holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
+redis.call('HSET', KEYS[1], 'taken_over_by', '', 'taken_over_at', '')
+return 'ok'
+`);
+
+// KEYS: meta, conversation index, id index, pending events, their due times. ARGV: now µs, and to
+// create a missing conversation (a visitor asking for a human before saying anything): new id ('' not
+// to create one), chatbot, session, source; then the pending entry id and its due µs.
+// Returns 'missing', {'already', at, record} or {'escalated', at, message count, record, the entry as
+// recorded}, the record as HGETALL gives it; the first escalation records the entry of its event.
+export const ESCALATE = new LuaScript(`${CREATE_CONVERSATION}${PENDING_ENTRIES}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if ARGV[2] == '' then return 'missing' end
+  create_conversation(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[1])
+  redis.call('HSET', KEYS[1], 'last_message_at', ARGV[1])
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[4])
+end
+local at = redis.call('HGET', KEYS[1], 'escalated_at')
+if at ~= '' then return {'already', at, redis.call('HGETALL', KEYS[1])} end
+redis.call('HSET', KEYS[1], 'escalated_at', ARGV[1])
+local meta = redis.call('HMGET', KEYS[1], 'id', 'session_id', 'message_count')
+local entry = '{"kind":"escalated","at":"' .. ARGV[1] .. '","conversation_id":' .. cjson.encode(meta[1]) ..
+  ',"session_id":' .. cjson.encode(meta[2]) .. ',"message_count":' .. meta[3] .. '}'
+record_entry(KEYS[4], KEYS[5], ARGV[6], entry, ARGV[7])
+return {'escalated', ARGV[1], meta[3], redis.call('HGETALL', KEYS[1]), entry}
+`);
+
+// KEYS: meta, messages, conversation index. ARGV: agent, message JSON, now µs.
+// An agent writes only into a conversation it holds; no lease is needed, since END_TURN discards the
+// AI's reply to a held conversation.
+export const APPEND_AGENT = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
+if holder == '' then return 'not-held' end
+if holder ~= ARGV[1] then return {'held', holder} end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'message_count', 1)
+redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+return 'ok'
+`);
+
+// KEYS: meta, messages, conversation index. ARGV: holder, message JSON, now µs.
+// The owner wrote from the messaging account itself (WhatsApp's linked phone): the conversation is
+// taken over by `holder` unless someone already holds it, and the message is stored as an agent's.
+// Returns 'missing' or {holder, 1 when this message took it over}.
+export const APPEND_OWNER = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
+local took = 0
+if holder == '' then
+  holder = ARGV[1]
+  took = 1
+  redis.call('HSET', KEYS[1], 'taken_over_by', holder, 'taken_over_at', ARGV[3])
+end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'message_count', 1)
+redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+return {holder, took}
+`);
