@@ -58,10 +58,10 @@ export class SignalBus {
    * which stays on the channel's shard instead of being broadcast over the whole cluster bus.
    */
   private onCluster(): Promise<boolean> {
-    this.cluster ??= this.redis.info('cluster').then(
-      (info) => /^cluster_enabled:1/m.test(info),
-      () => false,
-    );
+    // A failed INFO is not remembered as "no cluster": publisher and subscribers must agree on the
+    // kind of channel, so the caller fails now and the next call asks again.
+    this.cluster ??= this.redis.info('cluster').then((info) => /^cluster_enabled:1/m.test(info));
+    this.cluster.catch(() => (this.cluster = undefined));
     return this.cluster;
   }
 

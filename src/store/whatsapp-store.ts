@@ -45,6 +45,29 @@ redis.call('HSET', KEYS[1], unpack(fields))
 return 1
 `);
 
+// KEYS: record, socket lease, creds, signal keys. ARGV: holder, the creds JSON ('' to leave them),
+// how many signal keys to write, then field/value pairs, then fields to delete.
+// Auth state is written only by the process that holds the socket's lease, and only while the
+// connection exists: a socket that lost its lease (or whose connection was removed) never brings back
+// creds or keys another process replaced or a disconnect deleted. Returns 1 when written.
+const WRITE_AUTH = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '' then redis.call('SET', KEYS[3], ARGV[2]) end
+local sets = tonumber(ARGV[3])
+local pairs = {}
+for i = 4, 3 + 2 * sets do pairs[#pairs + 1] = ARGV[i] end
+if #pairs > 0 then redis.call('HSET', KEYS[4], unpack(pairs)) end
+local removals = {}
+for i = 4 + 2 * sets, #ARGV do removals[#removals + 1] = ARGV[i] end
+if #removals > 0 then redis.call('HDEL', KEYS[4], unpack(removals)) end
+return 1
+`);
+
+/** The auth state was not written: this process does not hold the socket, or the connection is gone. */
+export class AuthWriteRefusedError extends Error {
+  override name = 'AuthWriteRefusedError';
+}
+
 /**
  * Per-chatbot WhatsApp connections and the linked device's auth state (creds and signal keys,
  * serialized by the channel), plus the message ids already taken in and the socket's lease.
@@ -156,8 +179,9 @@ export class WhatsAppStore {
     return creds;
   }
 
-  async writeCreds(chatbotId: string, json: string): Promise<void> {
-    await this.redis.set(this.keys.whatsappCreds(chatbotId), json);
+  /** Writes the creds, as the socket lease's `holder` (see WRITE_AUTH). */
+  async writeCreds(chatbotId: string, holder: string, json: string): Promise<void> {
+    await this.writeAuth(chatbotId, holder, json, {}, []);
   }
 
   /** Serialized signal keys by field (`<type>-<id>`), null where there is none. */
@@ -169,13 +193,34 @@ export class WhatsAppStore {
     return values;
   }
 
-  /** Writes and deletes signal keys in one transaction (a key update is never half applied). */
-  async writeKeys(chatbotId: string, set: Record<string, string>, remove: string[]): Promise<void> {
-    const key = this.keys.whatsappKeys(chatbotId);
-    const multi = this.redis.multi();
-    if (Object.keys(set).length > 0) multi.hSet(key, set);
-    if (remove.length > 0) multi.hDel(key, remove);
-    await multi.exec();
+  /**
+   * Writes and deletes signal keys in one script (a key update is never half applied), as the socket
+   * lease's `holder`.
+   */
+  async writeKeys(chatbotId: string, holder: string, set: Record<string, string>, remove: string[]): Promise<void> {
+    await this.writeAuth(chatbotId, holder, '', set, remove);
+  }
+
+  private async writeAuth(
+    chatbotId: string,
+    holder: string,
+    creds: string,
+    set: Record<string, string>,
+    remove: string[],
+  ): Promise<void> {
+    const entries = Object.entries(set);
+    const written = await WRITE_AUTH.run(
+      this.redis,
+      [
+        this.keys.whatsapp(chatbotId),
+        this.keys.whatsappSocket(chatbotId),
+        this.keys.whatsappCreds(chatbotId),
+        this.keys.whatsappKeys(chatbotId),
+      ],
+      [holder, creds, entries.length, ...entries.flat(), ...remove],
+    );
+    if (written !== 1)
+      throw new AuthWriteRefusedError(`WhatsApp auth state of chatbot ${chatbotId} not written: not the socket holder`);
   }
 
   /** Takes or renews the right to run the chatbot's WhatsApp socket. */

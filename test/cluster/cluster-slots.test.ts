@@ -156,6 +156,11 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   );
   const violations = await monitor.violations();
   t.same(violations, [], 'no script or transaction spans hash slots');
+  t.same(
+    monitor.unreadable.map((command) => command[0]!.toLowerCase()).filter((name) => !['ping', 'time'].includes(name)),
+    [],
+    'the server told the keys of every command',
+  );
   const scripts = monitor.groups.filter((group) => group.kind === 'script').length;
   const transactions = monitor.groups.length - scripts;
   t.ok(scripts > 100 && transactions > 10, `checked ${scripts} script runs and ${transactions} transactions`);

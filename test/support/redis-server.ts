@@ -80,9 +80,13 @@ export async function startClusterRedis(): Promise<TestRedis> {
   await client.connect();
   try {
     await client.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
-    for (let i = 0; i < 200; i += 1) {
+    for (let i = 0; ; i += 1) {
       const info = await client.sendCommand<string>(['CLUSTER', 'INFO']);
       if (info.includes('cluster_state:ok')) break;
+      if (i === 200) {
+        await redis.stop();
+        throw new Error('the one-shard Redis Cluster did not reach cluster_state:ok within 10 s');
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   } finally {

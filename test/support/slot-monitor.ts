@@ -27,6 +27,8 @@ export class SlotMonitor {
   readonly groups: CommandGroup[] = [];
   /** How often each command was run by a client (not from inside a script), by lowercase name. */
   readonly counts = new Map<string, number>();
+  /** Commands whose keys the server could not tell (COMMAND GETKEYS refused them), as run. */
+  readonly unreadable: string[][] = [];
   private readonly monitor: ReturnType<typeof createClient>;
   private readonly asker: ReturnType<typeof createClient>;
   private script: CommandGroup | undefined;
@@ -74,6 +76,7 @@ export class SlotMonitor {
     try {
       return await this.asker.sendCommand<string[]>(['COMMAND', 'GETKEYS', ...command]);
     } catch {
+      this.unreadable.push(command);
       return [];
     }
   }

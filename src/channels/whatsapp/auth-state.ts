@@ -18,10 +18,11 @@ export interface RedisAuthState {
 
 /**
  * Baileys' auth state kept in Redis instead of files (its `useMultiFileAuthState`, one hash field per
- * signal key): creds as one BufferJSON string, every signal key update written in one transaction, so
+ * signal key): creds as one BufferJSON string, every signal key update written in one script, so
  * a restarted gateway — or another one, after the socket's lease moved — resumes without relinking.
+ * Writes are fenced by the socket's lease (`holder`): a socket that lost it writes nothing.
  */
-export async function redisAuthState(store: WhatsAppStore, chatbotId: string): Promise<RedisAuthState> {
+export async function redisAuthState(store: WhatsAppStore, chatbotId: string, holder: string): Promise<RedisAuthState> {
   const saved = await store.readCreds(chatbotId);
   const creds = saved ? (JSON.parse(saved, BufferJSON.reviver) as AuthenticationCreds) : initAuthCreds();
   return {
@@ -54,11 +55,11 @@ export async function redisAuthState(store: WhatsAppStore, chatbotId: string): P
               else removals.push(field(type, id));
             }
           }
-          await store.writeKeys(chatbotId, writes, removals);
+          await store.writeKeys(chatbotId, holder, writes, removals);
         },
       },
     },
-    saveCreds: () => store.writeCreds(chatbotId, JSON.stringify(creds, BufferJSON.replacer)),
+    saveCreds: () => store.writeCreds(chatbotId, holder, JSON.stringify(creds, BufferJSON.replacer)),
   };
 }
 

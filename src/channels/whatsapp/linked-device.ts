@@ -97,7 +97,7 @@ export class LinkedDevice {
   private async openSocket(): Promise<void> {
     const connection = await this.deps.store.find(this.chatbotId);
     if (!connection || connection.state === 'unlinked' || this.stopped) return;
-    const auth = await redisAuthState(this.deps.store, this.chatbotId);
+    const auth = await redisAuthState(this.deps.store, this.chatbotId, this.deps.holder);
     const socket = this.deps.socketFactory({ auth: auth.state, logger: this.log() });
     this.socket = socket;
     this.outbound = new WhatsAppOutbound(socket);

@@ -21,7 +21,9 @@ async function open() {
 t.test('creds and every kind of signal key survive a restart byte for byte', async (t) => {
   const chatbotId = crypto.randomUUID();
   const first = await open();
-  const { state, saveCreds } = await redisAuthState(first.store, chatbotId);
+  await first.store.requestLink(chatbotId, null);
+  t.ok(await first.store.holdSocket(chatbotId, 'process-1', 60_000));
+  const { state, saveCreds } = await redisAuthState(first.store, chatbotId, 'process-1');
   t.equal(state.creds.registered, false, 'fresh creds before anything was saved');
   state.creds.me = { id: '4915112345678:4@s.whatsapp.net', name: 'Shop' };
   state.creds.registered = true;
@@ -45,7 +47,7 @@ t.test('creds and every kind of signal key survive a restart byte for byte', asy
 
   const second = await open();
   t.teardown(() => second.close());
-  const restarted = await redisAuthState(second.store, chatbotId);
+  const restarted = await redisAuthState(second.store, chatbotId, 'process-1');
   t.equal(JSON.stringify(restarted.state.creds, BufferJSON.replacer), expectedCreds, 'identical creds');
   t.ok(Buffer.isBuffer(restarted.state.creds.noiseKey.private), 'buffers come back as buffers');
   const preKeys = await restarted.state.keys.get('pre-key', ['1', '2']);
@@ -72,11 +74,35 @@ t.test('auth state of one chatbot never shows in another', async (t) => {
   const b = crypto.randomUUID();
   const { store, close } = await open();
   t.teardown(close);
-  const stateA = await redisAuthState(store, a);
+  for (const chatbotId of [a, b]) {
+    await store.requestLink(chatbotId, null);
+    await store.holdSocket(chatbotId, 'process-1', 60_000);
+  }
+  const stateA = await redisAuthState(store, a, 'process-1');
   await stateA.state.keys.set({ session: { 'x.0': Buffer.from('secret') } });
   await stateA.saveCreds();
-  const stateB = await redisAuthState(store, b);
+  const stateB = await redisAuthState(store, b, 'process-1');
   t.same(await stateB.state.keys.get('session', ['x.0']), {});
   t.equal(stateB.state.creds.registered, false);
   t.not(stateB.state.creds.noiseKey.private.toString(), stateA.state.creds.noiseKey.private.toString());
+});
+
+t.test('only the socket lease holder writes, and only while the connection exists', async (t) => {
+  const chatbotId = crypto.randomUUID();
+  const { store, close } = await open();
+  t.teardown(close);
+  await store.requestLink(chatbotId, null);
+  await store.holdSocket(chatbotId, 'holder', 60_000);
+  const stale = await redisAuthState(store, chatbotId, 'former-holder');
+  await t.rejects(stale.saveCreds(), { name: 'AuthWriteRefusedError' });
+  await t.rejects(Promise.resolve(stale.state.keys.set({ session: { 'x.0': Buffer.from('late') } })), {
+    name: 'AuthWriteRefusedError',
+  });
+  const current = await redisAuthState(store, chatbotId, 'holder');
+  await current.saveCreds();
+  t.not(await store.readCreds(chatbotId), null, 'the holder writes');
+  await store.disconnect(chatbotId);
+  await t.rejects(current.saveCreds(), { name: 'AuthWriteRefusedError' }, 'a late write after a disconnect');
+  t.equal(await store.readCreds(chatbotId), null, 'nothing came back');
+  t.same(await store.readKeys(chatbotId, ['session-x.0']), [null]);
 });
