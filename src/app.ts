@@ -26,6 +26,7 @@ import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
 import { openRetrieval, type Retrieval } from './rag/retrieval.ts';
+import { routeSignal } from './signal-routing.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
 
@@ -95,103 +96,14 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     services.intake.onQueued = () => ingestion.kick();
     ingestion.start();
     stack.push(() => ingestion.stop());
-    const router = new ConversationRouter(
-      {
-        conversations: services.conversations,
-        quota: services.quota,
-        retriever: options.retriever ?? retrieval.retriever,
-        providers: options.providers ?? createLlmProviders(config),
-        relay: services.relay,
-        escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
-        feed: (chatbotId, sessionId, message) =>
-          services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
-        clock,
-        logger,
-        limits: {
-          rateLimit: config.CONVERSATION_RATE_LIMIT,
-          rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
-          leaseMs: config.CONVERSATION_LEASE_MS,
-        },
-      },
-      { idleMs: config.CONVERSATION_IDLE_MS, clock },
-    );
+    const router = conversationRouter(services, retrieval, config, options, clock, logger);
     router.start();
     stack.push(() => router.stop());
     const server = createHttpServer(logger);
-    const sockets = new SocketServer(
-      {
-        maxFrameBytes: 16 * 1024,
-        heartbeatMs: config.SOCKET_HEARTBEAT_MS,
-        sendBufferBytes: config.SOCKET_SEND_BUFFER_BYTES,
-      },
-      logger,
-    );
-    const widgetOutbound = new WidgetOutbound(sockets, services.signals);
-    sockets.route(
-      WIDGET_SOCKET_PATH,
-      new WidgetAdapter({
-        ...services,
-        widgetSessions: new WidgetSessionStore(handle.redis, services.keys, WIDGET_SESSION_TTL_SECONDS),
-        router,
-        outbound: widgetOutbound,
-        logger,
-      }),
-    );
-    const agentHub = new AgentHub({ sockets, chatbots: services.chatbots, logger });
-    sockets.route(
-      '/agents/v1/socket',
-      new AgentSocket({
-        ...services,
-        hub: agentHub,
-        sockets,
-        logger,
-        presenceTtlMs: Math.max(3 * config.SOCKET_HEARTBEAT_MS, 30_000),
-        authTimeoutMs: 10_000,
-      }),
-    );
-    const telegram = new TelegramChannel({
-      store: services.telegram,
-      chatbots: services.chatbots,
-      router,
-      logger,
-      apiRoot: config.TELEGRAM_API_ROOT,
-      publicUrl: config.PUBLIC_URL,
-      pollerLeaseMs: config.TELEGRAM_POLLER_LEASE_MS,
-    });
-    const whatsapp = new WhatsAppChannel({
-      store: services.whatsapp,
-      chatbots: services.chatbots,
-      router,
-      control: services.control,
-      logger,
-      socketFactory: options.whatsappSockets ?? baileysSocketFactory(),
-      leaseMs: config.WHATSAPP_SOCKET_LEASE_MS,
-      reconnectFirstMs: options.whatsappReconnectMs,
-    });
-    await services.signals.subscribe((signal) => {
-      if (signal.kind === 'channel') {
-        const channel = signal.channel === 'whatsapp' ? whatsapp : telegram;
-        void channel.reload(signal.chatbot_id).catch((error: unknown) => {
-          logger.error(
-            { err: error, chatbot_id: signal.chatbot_id },
-            `could not restart the ${signal.channel} channel`,
-          );
-        });
-      } else if (signal.kind === 'conversation') router.signal(signal.chatbot_id, signal.session_id);
-      else if (signal.kind === 'visitor') {
-        widgetOutbound.deliver(signal.chatbot_id, signal.session_id, signal.push);
-        whatsapp.deliver(signal.chatbot_id, signal.session_id, signal.push);
-      } else if (signal.kind === 'escalated') {
-        widgetOutbound.deliver(signal.chatbot_id, signal.session_id, { type: 'escalated' });
-        agentHub.onSignal(signal);
-      } else if (signal.kind === 'message') agentHub.onSignal(signal);
-      // This process's own index was updated before it announced the change: reloading it again
-      // would be work done twice, and could race the write it announces.
-      else if (signal.origin !== services.signals.id)
-        void retrieval.index.reloadSource(signal.chatbot_id, signal.source_id).catch((error: unknown) => {
-          logger.error({ err: error }, 'could not reload a source into the search index');
-        });
-    });
+    const { sockets, widget, agents } = socketServer(services, router, handle, config, logger);
+    const { telegram, whatsapp } = messagingChannels(services, router, config, options, logger);
+    const targets = { router, widget, agents, telegram, whatsapp, index: retrieval.index, logger };
+    await services.signals.subscribe((signal) => routeSignal(signal, { ...targets, busId: services.signals.id }));
     stack.push(() => services.signals.stop());
     await telegram.start();
     stack.push(() => telegram.stop());
@@ -228,6 +140,104 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     await unwind();
     throw error;
   }
+}
+
+/** The conversation actors' router, with everything a turn uses. */
+function conversationRouter(
+  services: Services,
+  retrieval: Retrieval,
+  config: Config,
+  options: AppOptions,
+  clock: Clock,
+  logger: Logger,
+): ConversationRouter {
+  return new ConversationRouter(
+    {
+      conversations: services.conversations,
+      quota: services.quota,
+      retriever: options.retriever ?? retrieval.retriever,
+      providers: options.providers ?? createLlmProviders(config),
+      relay: services.relay,
+      escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
+      feed: (chatbotId, sessionId, message) =>
+        services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
+      clock,
+      logger,
+      limits: {
+        rateLimit: config.CONVERSATION_RATE_LIMIT,
+        rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
+        leaseMs: config.CONVERSATION_LEASE_MS,
+      },
+    },
+    { idleMs: config.CONVERSATION_IDLE_MS, clock },
+  );
+}
+
+/** The websocket server with its two routes: the visitors' widget socket and the agents' socket. */
+function socketServer(
+  services: Services,
+  router: ConversationRouter,
+  handle: RedisHandle,
+  config: Config,
+  logger: Logger,
+): { sockets: SocketServer; widget: WidgetOutbound; agents: AgentHub } {
+  const sockets = new SocketServer(
+    {
+      maxFrameBytes: 16 * 1024,
+      heartbeatMs: config.SOCKET_HEARTBEAT_MS,
+      sendBufferBytes: config.SOCKET_SEND_BUFFER_BYTES,
+    },
+    logger,
+  );
+  const widget = new WidgetOutbound(sockets, services.signals);
+  const widgetSessions = new WidgetSessionStore(handle.redis, services.keys, WIDGET_SESSION_TTL_SECONDS);
+  sockets.route(
+    WIDGET_SOCKET_PATH,
+    new WidgetAdapter({ ...services, widgetSessions, router, outbound: widget, logger }),
+  );
+  const agents = new AgentHub({ sockets, chatbots: services.chatbots, logger });
+  sockets.route(
+    '/agents/v1/socket',
+    new AgentSocket({
+      ...services,
+      hub: agents,
+      sockets,
+      logger,
+      presenceTtlMs: Math.max(3 * config.SOCKET_HEARTBEAT_MS, 30_000),
+      authTimeoutMs: 10_000,
+    }),
+  );
+  return { sockets, widget, agents };
+}
+
+/** The Telegram and WhatsApp channels (started once signals are subscribed). */
+function messagingChannels(
+  services: Services,
+  router: ConversationRouter,
+  config: Config,
+  options: AppOptions,
+  logger: Logger,
+): { telegram: TelegramChannel; whatsapp: WhatsAppChannel } {
+  const telegram = new TelegramChannel({
+    store: services.telegram,
+    chatbots: services.chatbots,
+    router,
+    logger,
+    apiRoot: config.TELEGRAM_API_ROOT,
+    publicUrl: config.PUBLIC_URL,
+    pollerLeaseMs: config.TELEGRAM_POLLER_LEASE_MS,
+  });
+  const whatsapp = new WhatsAppChannel({
+    store: services.whatsapp,
+    chatbots: services.chatbots,
+    router,
+    control: services.control,
+    logger,
+    socketFactory: options.whatsappSockets ?? baileysSocketFactory(),
+    leaseMs: config.WHATSAPP_SOCKET_LEASE_MS,
+    reconnectFirstMs: options.whatsappReconnectMs,
+  });
+  return { telegram, whatsapp };
 }
 
 async function redisAnswers(handle: RedisHandle): Promise<boolean> {

@@ -1,0 +1,58 @@
+import type { ConversationRouter } from './actors/conversation-router.ts';
+import type { AgentHub } from './agents/agent-hub.ts';
+import type { TelegramChannel } from './channels/telegram/adapter.ts';
+import type { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
+import type { WidgetOutbound } from './channels/widget/outbound.ts';
+import type { Logger } from './logger.ts';
+import type { RetrievalIndex } from './rag/retrieval-index.ts';
+import type { ReceivedSignal } from './store/signal-bus.ts';
+
+/** The parts of one gateway process that signals from any process act on. */
+export interface SignalTargets {
+  router: ConversationRouter;
+  widget: WidgetOutbound;
+  agents: AgentHub;
+  telegram: TelegramChannel;
+  whatsapp: WhatsAppChannel;
+  index: RetrievalIndex;
+  /** This process's signal bus id: its own source-chunk announcements need no reload. */
+  busId: string;
+  logger: Logger;
+}
+
+/**
+ * What a signal, published by any gateway or the CLI, does in this process: restart a channel, let a
+ * live conversation actor reload, push to the visitor's and the agents' sockets held here, reload a
+ * source into the in-process search index.
+ */
+export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
+  switch (signal.kind) {
+    case 'channel': {
+      const channel = signal.channel === 'whatsapp' ? to.whatsapp : to.telegram;
+      void channel.reload(signal.chatbot_id).catch((error: unknown) => {
+        to.logger.error(
+          { err: error, chatbot_id: signal.chatbot_id },
+          `could not restart the ${signal.channel} channel`,
+        );
+      });
+      return;
+    }
+    case 'conversation':
+      return to.router.signal(signal.chatbot_id, signal.session_id);
+    case 'visitor':
+      to.widget.deliver(signal.chatbot_id, signal.session_id, signal.push);
+      return to.whatsapp.deliver(signal.chatbot_id, signal.session_id, signal.push);
+    case 'escalated':
+      to.widget.deliver(signal.chatbot_id, signal.session_id, { type: 'escalated' });
+      return to.agents.onSignal(signal);
+    case 'message':
+      return to.agents.onSignal(signal);
+    case 'source-chunks':
+      // This process's own index was updated before it announced the change: reloading it again
+      // would be work done twice, and could race the write it announces.
+      if (signal.origin === to.busId) return;
+      void to.index.reloadSource(signal.chatbot_id, signal.source_id).catch((error: unknown) => {
+        to.logger.error({ err: error }, 'could not reload a source into the search index');
+      });
+  }
+}
