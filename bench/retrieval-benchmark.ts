@@ -1,9 +1,9 @@
 /**
  * The retrieval benchmark: the in-process engine's hybrid query (BM25 + HNSW, fused by RRF) at 10k
  * and 100k chunks of one chatbot, with 384-dimension `local` embeddings of a synthetic corpus that
- * reads like text to the tokenizer (Zipf-distributed made-up words among English function words,
- * a topic per source), generated from a fixed seed so every run indexes the same chunks and asks
- * the same questions. Reports ingestion throughput (local embedding + indexing), index build time
+ * reads like text to the tokenizer and the embedder (English words of the embedder's word table drawn
+ * by their frequency rank, Zipf-like, among English function words, a topic per source), generated
+ * from a fixed seed so every run indexes the same chunks and asks the same questions. Reports ingestion throughput (local embedding + indexing), index build time
  * and retained memory, hybrid query latency, and the recall@10 of the HNSW leg against exact
  * search, for the local embeddings and for embedding-like vectors (low intrinsic dimension).
  */
@@ -14,6 +14,7 @@ import type { ChunkRecord } from '../src/rag/chunk.ts';
 import { InProcessSearchEngine } from '../src/rag/in-process-search-engine.ts';
 import { LocalEmbedder } from '../src/rag/local-embedder.ts';
 import { exactNearest, VectorIndex } from '../src/rag/vector-index.ts';
+import { wordVectors } from '../src/rag/word-vectors.ts';
 import { describeMachine } from './bench-support.ts';
 
 const SCALES = [
@@ -39,7 +40,6 @@ const TOPIC_SHARE = 0.4;
 const FUNCTION_WORD_SHARE = 0.35;
 const FUNCTION_WORDS =
   'the of and to in is for that with on as by at from this be are or an it was which we can you'.split(' ');
-const SYLLABLES = 'ka ri to me nu sa lo pe di va ko ne mi tu ra so le ga fi po ze bu ta li mo'.split(' ');
 /** Embedding-like vectors: points around 200 centres in a 32-dimension latent space, projected to 384. */
 const LATENT_DIMENSIONS = 32;
 const LATENT_CENTRES = 200;
@@ -271,7 +271,7 @@ function printReport(results: ScaleResult[], embeddingLikeRecall: number, machin
   );
   for (const r of results) {
     const cells = [
-      'in-process hybrid retrieval, local-384',
+      'in-process hybrid retrieval, local-v2-384',
       String(r.chunks),
       ingestPerSecond(r).toFixed(0),
       (r.buildMs / 1000).toFixed(1),
@@ -293,27 +293,19 @@ function verdict(recall: number): string {
 }
 
 /**
- * Deterministic text-like chunks and queries. Content words follow Zipf's law below the function
- * words (word i of the vocabulary is drawn with probability ∝ 1/(i + 30), the function words taking
- * the top ranks), and every source has a topic, a few dozen words its chunks keep coming back to,
+ * Deterministic text-like chunks and queries. Content words, the VOCABULARY_SIZE most frequent words
+ * of the local embedder's table, follow Zipf's law below the function words (word i of the
+ * vocabulary is drawn with probability ∝ 1/(i + 30), the function words taking the top ranks), and every source has a topic, a few dozen words its chunks keep coming back to,
  * so chunks of one source resemble each other as they do in real documents.
  */
-class SyntheticCorpus {
+export class SyntheticCorpus {
   readonly #vocabulary: string[];
   readonly #cdf: Float64Array;
   readonly #seed: number;
 
   constructor(seed: number) {
     this.#seed = seed;
-    const random = mulberry32(seed);
-    const words = new Set<string>();
-    while (words.size < VOCABULARY_SIZE) {
-      const syllables = 1 + Math.floor(random() * 4);
-      let word = '';
-      for (let s = 0; s < syllables; s++) word += SYLLABLES[Math.floor(random() * SYLLABLES.length)]!;
-      words.add(word + (random() < 0.3 ? ['s', 'ing', 'ed', 'er'][Math.floor(random() * 4)]! : ''));
-    }
-    this.#vocabulary = [...words];
+    this.#vocabulary = wordVectors().words.slice(0, VOCABULARY_SIZE);
     this.#cdf = new Float64Array(VOCABULARY_SIZE);
     let total = 0;
     for (let i = 0; i < VOCABULARY_SIZE; i++) this.#cdf[i] = total += 1 / (i + ZIPF_OFFSET);
