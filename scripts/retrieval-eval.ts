@@ -161,12 +161,15 @@ export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
   checkLabels(questions, new Set(corpus.map((chunk) => chunk.id)));
 
   const embedder = new LocalEmbedder();
+  // The vector index as the gateway builds it for this embedder.
+  const vectorIndex = { method: embedder.vectorSearch };
   const engine = new InProcessSearchEngine({
     dimensions: embedder.dimensions,
+    vectorIndex,
     ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
   });
   const bm25 = new Bm25Index();
-  const vectors = new VectorIndex({ dimensions: embedder.dimensions });
+  const vectors = new VectorIndex({ ...vectorIndex, dimensions: embedder.dimensions });
   const vectorsOfChunks = await embedder.embed(corpus.map((chunk) => `${chunk.title}\n${chunk.content}`));
   const records: ChunkRecord[] = corpus.map((chunk, i) => {
     const sourceId = chunk.id.slice(0, chunk.id.lastIndexOf(':'));
