@@ -16,7 +16,13 @@ import { LocalEmbedder } from '../src/rag/local-embedder.ts';
 import { exactNearest } from '../src/rag/exact-nearest.ts';
 import { VectorIndex, type VectorIndexOptions } from '../src/rag/vector-index.ts';
 import { describeMachine } from './bench-support.ts';
-import { CHATBOT_ID, mulberry32, SyntheticCorpus } from './synthetic-corpus.ts';
+import {
+  CHATBOT_ID,
+  embeddingLikeSampler,
+  LATENT_DIMENSIONS,
+  mulberry32,
+  SyntheticCorpus,
+} from './synthetic-corpus.ts';
 
 const SCALES = [
   { chunks: 10_000, p99TargetMs: 2 },
@@ -29,9 +35,6 @@ const RECALL_TARGET = 0.95;
 const K = 10;
 const DIMENSIONS = 384;
 const SEED = 0x5eed;
-/** Embedding-like vectors: points around 200 centres in a 32-dimension latent space, projected to 384. */
-const LATENT_DIMENSIONS = 32;
-const LATENT_CENTRES = 200;
 const LATENT_VECTORS = 10_000;
 
 /** One scale's figures. */
@@ -198,13 +201,9 @@ async function measureRecall(engine: InProcessSearchEngine, corpus: SyntheticCor
   };
 }
 
-/**
- * The HNSW index's recall@10 on vectors shaped like a neural model's embeddings: clustered, of
- * low intrinsic dimension (Gaussian clusters in a latent space, randomly projected to 384
- * dimensions, plus noise), with the engine's default index parameters.
- */
+/** The HNSW index's recall@10 on embedding-like vectors, with the default index parameters. */
 function measureEmbeddingLikeRecall(): number {
-  const sample = embeddingLikeSampler(mulberry32(SEED));
+  const sample = embeddingLikeSampler(mulberry32(SEED), DIMENSIONS);
   const index = new VectorIndex({ dimensions: DIMENSIONS, exactBelow: 0 });
   const vectors = Array.from({ length: LATENT_VECTORS }, (_, i): [string, Float32Array] => [`v${i}`, sample()]);
   for (const [id, vector] of vectors) index.add(id, vector);
@@ -220,22 +219,6 @@ function measureEmbeddingLikeRecall(): number {
     );
   }
   return found / (RECALL_QUERIES * K);
-}
-
-function embeddingLikeSampler(random: () => number): () => Float32Array {
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-  const projection = Array.from({ length: LATENT_DIMENSIONS }, () => Float32Array.from({ length: DIMENSIONS }, gauss));
-  const centres = Array.from({ length: LATENT_CENTRES }, () => Array.from({ length: LATENT_DIMENSIONS }, gauss));
-  return () => {
-    const centre = centres[Math.floor(random() * LATENT_CENTRES)]!;
-    const vector = Float32Array.from({ length: DIMENSIONS }, () => 0.5 * gauss());
-    centre.forEach((value, j) => {
-      const z = value + 0.5 * gauss();
-      for (let i = 0; i < DIMENSIONS; i++) vector[i]! += z * projection[j]![i]!;
-    });
-    const norm = Math.hypot(...vector);
-    return vector.map((value) => value / norm);
-  };
 }
 
 function overlap(ids: string[], exact: Array<{ id: string }>): number {

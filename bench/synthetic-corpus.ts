@@ -1,12 +1,17 @@
 /**
- * The retrieval benchmark's synthetic corpus, also used by the vector index's recall test: text
+ * The retrieval benchmark's synthetic data, generated from a seed so every run indexes the same
+ * chunks and asks the same questions: a text corpus, also used by the vector index's recall test,
  * that reads like text to the tokenizer and the local embedder (English words of the embedder's
  * word table drawn by their frequency rank, Zipf-like, among English function words, a topic per
- * source), generated from a seed, so every run indexes the same chunks and asks the same questions.
+ * source), and embedding-like vectors.
  */
 
 import type { ChunkRecord } from '../src/rag/chunk.ts';
 import { wordVectors } from '../src/rag/word-vectors.ts';
+
+/** Embedding-like vectors: points around LATENT_CENTRES centres in a latent space, projected. */
+export const LATENT_DIMENSIONS = 32;
+const LATENT_CENTRES = 200;
 
 /** The chatbot every synthetic chunk belongs to. */
 export const CHATBOT_ID = 'bench-chatbot';
@@ -119,5 +124,25 @@ export function mulberry32(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Vectors shaped like a neural model's embeddings: clustered, of low intrinsic dimension (Gaussian
+ * clusters in a LATENT_DIMENSIONS space, randomly projected to `dimensions`, plus noise), unit length.
+ */
+export function embeddingLikeSampler(random: () => number, dimensions: number): () => Float32Array {
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const projection = Array.from({ length: LATENT_DIMENSIONS }, () => Float32Array.from({ length: dimensions }, gauss));
+  const centres = Array.from({ length: LATENT_CENTRES }, () => Array.from({ length: LATENT_DIMENSIONS }, gauss));
+  return () => {
+    const centre = centres[Math.floor(random() * LATENT_CENTRES)]!;
+    const vector = Float32Array.from({ length: dimensions }, () => 0.5 * gauss());
+    centre.forEach((value, j) => {
+      const z = value + 0.5 * gauss();
+      for (let i = 0; i < dimensions; i++) vector[i]! += z * projection[j]![i]!;
+    });
+    const norm = Math.hypot(...vector);
+    return vector.map((value) => value / norm);
   };
 }

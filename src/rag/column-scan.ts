@@ -228,8 +228,8 @@ export class ColumnScan {
 
   /** Takes one more block, growing the memory when it has no room left. */
   #addBlock(): void {
-    this.#blocks += 1;
-    const needed = FIRST_BLOCK + this.#blocks * this.#blockBytes;
+    // Grown first: past 4 GiB `grow` throws, and the scan must stay as it was.
+    const needed = FIRST_BLOCK + (this.#blocks + 1) * this.#blockBytes;
     const { memory } = this.#kernel;
     if (memory.buffer.byteLength < needed) {
       memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE_BYTES));
@@ -237,6 +237,7 @@ export class ColumnScan {
       this.#ints = new Int32Array(memory.buffer);
       this.#shorts = new Int16Array(memory.buffer);
     }
+    this.#blocks += 1;
     if (this.#picked.length < this.#blocks * BLOCK_ROWS) this.#picked = new Int32Array(this.#blocks * BLOCK_ROWS);
   }
 }

@@ -111,9 +111,9 @@ export class VectorIndex {
   add(id: string, vector: Float32Array): void {
     this.#requireDimensions(vector);
     this.remove(id);
+    this.#approximate?.add(id, vector);
     this.#vectors.set(id, vector);
-    if (this.#approximate !== undefined) this.#approximate.add(id, vector);
-    else if (this.size >= this.#exactBelow) this.#approximateIndex();
+    if (this.#approximate === undefined && this.size >= this.#exactBelow) this.#approximateIndex();
   }
 
   /** Removes an id's vector; false when there was none. */
@@ -146,8 +146,9 @@ export class VectorIndex {
   /** The approximate index, built from every vector if there is none. */
   #approximateIndex(): HnswGraph | ColumnScan {
     if (this.#approximate === undefined) {
-      this.#approximate = this.#createApproximate();
-      for (const [id, vector] of this.#vectors) this.#approximate.add(id, vector);
+      const approximate = this.#createApproximate();
+      for (const [id, vector] of this.#vectors) approximate.add(id, vector);
+      this.#approximate = approximate;
     }
     return this.#approximate;
   }
