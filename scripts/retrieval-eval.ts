@@ -67,6 +67,8 @@ export interface EvalResult {
   overall: Record<Method, Scores>;
   /** Mean scores per question style, per method. */
   byStyle: Record<EvalQuestion['style'], { questions: number; scores: Record<Method, Scores> }>;
+  /** Mean scores per half of the questions (see `halfOf`), per method. */
+  byHalf: Record<Half, { questions: number; scores: Record<Method, Scores> }>;
   perQuestion: QuestionResult[];
 }
 
@@ -75,6 +77,19 @@ export interface EvalOptions {
   questionsPath?: string;
   /** The hybrid engine's `candidates` (default: the engine's own default). */
   candidates?: number;
+}
+
+/**
+ * The two halves of the questions: `dev` (odd-numbered ids) is what retrieval settings are tuned on,
+ * `held-out` (even-numbered ids) only checks that a change carries over to questions it was not
+ * chosen on.
+ */
+export const HALVES = ['dev', 'held-out'] as const;
+export type Half = (typeof HALVES)[number];
+
+/** The half a question belongs to, by the parity of its number (`q001` → dev, `q002` → held-out). */
+export function halfOf(question: EvalQuestion): Half {
+  return Number(question.id.replace(/^\D+/, '')) % 2 === 1 ? 'dev' : 'held-out';
 }
 
 export function loadCorpus(file = path.join(FIXTURE_DIR, 'corpus.jsonl')): CorpusChunk[] {
@@ -146,12 +161,15 @@ export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
   checkLabels(questions, new Set(corpus.map((chunk) => chunk.id)));
 
   const embedder = new LocalEmbedder();
+  // The vector index as the gateway builds it for this embedder.
+  const vectorIndex = { method: embedder.vectorSearch };
   const engine = new InProcessSearchEngine({
     dimensions: embedder.dimensions,
+    vectorIndex,
     ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
   });
   const bm25 = new Bm25Index();
-  const vectors = new VectorIndex({ dimensions: embedder.dimensions });
+  const vectors = new VectorIndex({ ...vectorIndex, dimensions: embedder.dimensions });
   const vectorsOfChunks = await embedder.embed(corpus.map((chunk) => `${chunk.title}\n${chunk.content}`));
   const records: ChunkRecord[] = corpus.map((chunk, i) => {
     const sourceId = chunk.id.slice(0, chunk.id.lastIndexOf(':'));
@@ -193,6 +211,7 @@ export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
   }
 
   const ofStyle = (style: EvalQuestion['style']) => perQuestion.filter((result) => result.question.style === style);
+  const ofHalf = (half: Half) => perQuestion.filter((result) => halfOf(result.question) === half);
   return {
     documents: new Set(records.map((record) => record.sourceId)).size,
     chunks: corpus.length,
@@ -203,13 +222,17 @@ export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
       keyword: { questions: ofStyle('keyword').length, scores: meanScores(ofStyle('keyword')) },
       paraphrase: { questions: ofStyle('paraphrase').length, scores: meanScores(ofStyle('paraphrase')) },
     },
+    byHalf: {
+      dev: { questions: ofHalf('dev').length, scores: meanScores(ofHalf('dev')) },
+      'held-out': { questions: ofHalf('held-out').length, scores: meanScores(ofHalf('held-out')) },
+    },
     perQuestion,
   };
 }
 
 /** The result as a small plain-text table. */
 export function formatReport(result: EvalResult): string {
-  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(18) : cell.padStart(10))).join('  ');
+  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(18) : cell.padStart(13))).join('  ');
   const lines = [
     `corpus: ${result.chunks} chunks from ${result.documents} documents; ${result.questions} questions; ` +
       `hybrid fuses the top ${result.candidates} of each method (RRF)`,
@@ -219,6 +242,12 @@ export function formatReport(result: EvalResult): string {
   for (const method of METHODS) {
     const { recall, ndcg } = result.overall[method];
     lines.push(row([method, recall.toFixed(3), ndcg.toFixed(3)]));
+  }
+  lines.push('', row([`by half`, ...METHODS.map((method) => `${method} R/nDCG`)]));
+  for (const half of HALVES) {
+    const { questions, scores } = result.byHalf[half];
+    const cells = METHODS.map((method) => `${scores[method].recall.toFixed(3)}/${scores[method].ndcg.toFixed(3)}`);
+    lines.push(row([`${half} (${questions})`, ...cells]));
   }
   lines.push('', row([`recall@${RECALL_AT} by style`, ...METHODS]));
   for (const style of ['keyword', 'paraphrase'] as const) {

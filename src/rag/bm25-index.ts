@@ -172,9 +172,13 @@ export class Bm25Index {
       }
       let score = 0;
       for (const part of parts) score += part;
-      const hit = { id: this.#ids[slot]!, score };
-      if (heap.length < k) heapPush(heap, hit);
-      else if (better(hit, heap[0]!)) heapReplaceTop(heap, hit);
+      // A hit object only for a document that may enter the heap: most candidates do not, and their
+      // garbage made young-generation collections land inside searches (p99 at 100k chunks).
+      if (heap.length < k) heapPush(heap, { id: this.#ids[slot]!, score });
+      else if (score >= heap[0]!.score) {
+        const hit = { id: this.#ids[slot]!, score };
+        if (better(hit, heap[0]!)) heapReplaceTop(heap, hit);
+      }
       if (heap.length === k) {
         threshold = heap[0]!.score;
         while (firstEssential < cursors.length && prefixBounds[firstEssential]! < threshold) firstEssential++;

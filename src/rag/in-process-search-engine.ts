@@ -1,7 +1,8 @@
 /**
  * The in-process `SearchEngine`, for Redis servers without the query engine: chunk records held in
- * memory per chatbot, BM25 over `title + content`, HNSW vector search over the embeddings, and the
- * two top lists fused by the shared Reciprocal Rank Fusion. Every chatbot has its own indexes, so a
+ * memory per chatbot, BM25 over `title + content`, vector search over the embeddings (vector-index.ts:
+ * an HNSW graph or a column scan, as the embedding space suits), and the two top lists fused by the
+ * shared Reciprocal Rank Fusion. Every chatbot has its own indexes, so a
  * query never touches, let alone returns, another chatbot's chunks.
  */
 
@@ -10,7 +11,7 @@ import type { ChunkRecord } from './chunk.ts';
 import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';
 import type { EngineHit, HybridHit, HybridQuery, SearchEngine } from './search-engine.ts';
 import { tokenize } from './text-tokenizer.ts';
-import { VectorIndex, type VectorIndexOptions } from './vector-index.ts';
+import { VectorIndex, type VectorIndexOptions, type VectorSearchMethod } from './vector-index.ts';
 
 /** Options of the in-process engine; only `dimensions` is required. */
 export interface InProcessSearchEngineOptions {
@@ -18,7 +19,7 @@ export interface InProcessSearchEngineOptions {
   dimensions: number;
   /** How many hits each method contributes to the fusion (default 50; raised to k when k is larger). */
   candidates?: number;
-  /** HNSW parameters for every chatbot's vector index. */
+  /** Method and parameters of every chatbot's vector index. */
   vectorIndex?: Omit<VectorIndexOptions, 'dimensions'>;
 }
 
@@ -36,6 +37,8 @@ export class InProcessSearchEngine implements SearchEngine {
   readonly name = 'in-process';
   readonly dimensions: number;
   readonly candidates: number;
+  /** How every chatbot's vector index searches past its exact size. */
+  readonly vectorSearch: VectorSearchMethod;
   readonly #vectorIndexOptions: VectorIndexOptions;
   #chatbots = new Map<string, ChatbotIndex>();
   /** The chatbot that holds each chunk id, so that an upsert moving a chunk leaves no copy behind. */
@@ -52,6 +55,7 @@ export class InProcessSearchEngine implements SearchEngine {
     this.dimensions = dimensions;
     this.candidates = candidates;
     this.#vectorIndexOptions = { ...vectorIndex, dimensions };
+    this.vectorSearch = vectorIndex.method ?? 'hnsw';
   }
 
   /** Adds chunks, replacing any chunk with the same id; all of them or, on a bad embedding, none. */

@@ -83,7 +83,10 @@ export async function openRetrieval(
   if (probe) {
     engine = new RedisSearchEngine(redis, chunks, keys.searchIndex(embedder.space), { hybrid: probe.hybrid });
   } else {
-    engine = new InProcessSearchEngine({ dimensions: await dimensionsOf(embedder) });
+    engine = new InProcessSearchEngine({
+      dimensions: await dimensionsOf(embedder),
+      vectorIndex: { method: embedder.vectorSearch ?? 'hnsw' },
+    });
   }
   logger.info({ engine: engine.name, embeddings: embedder.space }, 'retrieval ready');
   const index = new RetrievalIndex(engine, chunks, signals, logger);

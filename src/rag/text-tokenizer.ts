@@ -105,9 +105,37 @@ export function tokenize(text: string): string[] {
   const tokens: string[] = [];
   for (const segment of segmenter.segment(foldText(text))) {
     if (segment.isWordLike !== true) continue;
-    const word = segment.segment.replace(POSSESSIVE, '').replace(APOSTROPHES, '');
+    const word = withoutApostrophes(segment.segment);
     if (word === '' || STOPWORDS.has(word)) continue;
     tokens.push(stem(word));
   }
   return tokens;
+}
+
+/** Where an identifier splits into words: dots, colons, underscores and camelCase humps. */
+const IDENTIFIER_JOINTS = /[._:]+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})/u;
+
+/**
+ * The words of a text, unstemmed, with every identifier also split into its words: the whole
+ * identifier comes first, then its parts. Folded and stopword-free like `tokenize`'s terms.
+ * `"Use fs.readFileSync"` → `["use", "fs.readfilesync", "fs", "read", "file", "sync"]`.
+ */
+export function splitWords(text: string): string[] {
+  const words: string[] = [];
+  const push = (word: string) => {
+    if (word !== '' && !STOPWORDS.has(word)) words.push(word);
+  };
+  for (const segment of segmenter.segment(text)) {
+    if (segment.isWordLike !== true) continue;
+    // Case marks the humps of camelCase, so identifiers are split before folding.
+    const word = withoutApostrophes(segment.segment);
+    const parts = word.split(IDENTIFIER_JOINTS);
+    if (parts.length > 1) push(foldText(word));
+    for (const part of parts) push(foldText(part));
+  }
+  return words;
+}
+
+function withoutApostrophes(word: string): string {
+  return word.replace(POSSESSIVE, '').replace(APOSTROPHES, '');
 }

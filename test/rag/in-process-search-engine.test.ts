@@ -20,8 +20,12 @@ function chunk(chatbotId: string, sourceId: string, position: number, content: s
   };
 }
 
+/** The engine as the gateway builds it for the local embedder, its vector index approximate from the start. */
 function localEngine(): InProcessSearchEngine {
-  return new InProcessSearchEngine({ dimensions: embedder.dimensions });
+  return new InProcessSearchEngine({
+    dimensions: embedder.dimensions,
+    vectorIndex: { method: embedder.vectorSearch, exactBelow: 0 },
+  });
 }
 
 async function search(engine: InProcessSearchEngine, chatbotId: string, text: string, k = 10) {

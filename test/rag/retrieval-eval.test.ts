@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { buildCorpus, EXPECTED_VERSION } from '../../scripts/build-eval-corpus.ts';
-import { evaluate, loadCorpus, ndcgAt, recallAt } from '../../scripts/retrieval-eval.ts';
+import { evaluate, halfOf, loadCorpus, ndcgAt, recallAt } from '../../scripts/retrieval-eval.ts';
 
 const result = await evaluate();
 const { bm25, vector, hybrid } = result.overall;
@@ -12,39 +12,39 @@ t.test('the eval set is at the size the issue asks for', async (t) => {
   t.ok(result.questions >= 100, `${result.questions} questions`);
 });
 
-// Not met yet with the `local` hashing embedder: its vector leg mostly repeats BM25's word-matching
-// signal with more noise (vector finds a relevant chunk BM25 misses in 5 of 195 questions), and
-// equal-weight RRF then pulls the fused ranking below BM25 alone. Kept visible as `todo` until a
-// stronger offline embedder lands; issue 4 stays open for it.
-const SHORT_OF_TARGET = 'hybrid is below BM25 with the local embedder (issue 4 open)';
+// Issue 4's target, on all questions. The local embedder's settings were chosen on the dev half
+// (odd-numbered questions); see scripts/retrieval-eval.ts and docs/decisions.md.
+t.test('hybrid recall@5 is at least that of the better single method', async (t) => {
+  t.ok(
+    hybrid.recall >= Math.max(bm25.recall, vector.recall),
+    `hybrid ${hybrid.recall.toFixed(3)} vs bm25 ${bm25.recall.toFixed(3)}, vector ${vector.recall.toFixed(3)}`,
+  );
+});
 
-const recallMet = hybrid.recall >= Math.max(bm25.recall, vector.recall);
-const ndcgMet = hybrid.ndcg >= Math.max(bm25.ndcg, vector.ndcg);
-
-t.test(
-  'hybrid recall@5 is at least that of the better single method',
-  recallMet ? {} : { todo: SHORT_OF_TARGET },
-  async (t) => {
-    t.ok(
-      recallMet,
-      `hybrid ${hybrid.recall.toFixed(3)} vs bm25 ${bm25.recall.toFixed(3)}, vector ${vector.recall.toFixed(3)}`,
-    );
-  },
-);
-
-t.test(
-  'hybrid nDCG@10 is at least that of the better single method',
-  ndcgMet ? {} : { todo: SHORT_OF_TARGET },
-  async (t) => {
-    t.ok(ndcgMet, `hybrid ${hybrid.ndcg.toFixed(3)} vs bm25 ${bm25.ndcg.toFixed(3)}, vector ${vector.ndcg.toFixed(3)}`);
-  },
-);
+t.test('hybrid nDCG@10 is at least that of the better single method', async (t) => {
+  t.ok(
+    hybrid.ndcg >= Math.max(bm25.ndcg, vector.ndcg),
+    `hybrid ${hybrid.ndcg.toFixed(3)} vs bm25 ${bm25.ndcg.toFixed(3)}, vector ${vector.ndcg.toFixed(3)}`,
+  );
+});
 
 t.test("regression floors: today's figures must not get worse", async (t) => {
   t.ok(bm25.recall >= 0.7, `bm25 recall@5 ${bm25.recall.toFixed(3)}`);
-  t.ok(hybrid.recall >= 0.64, `hybrid recall@5 ${hybrid.recall.toFixed(3)}`);
-  t.ok(hybrid.recall > vector.recall, 'hybrid beats vector alone');
-  t.ok(hybrid.ndcg > vector.ndcg, 'hybrid nDCG beats vector alone');
+  t.ok(vector.recall >= 0.63, `vector recall@5 ${vector.recall.toFixed(3)}`);
+  t.ok(hybrid.recall >= 0.73, `hybrid recall@5 ${hybrid.recall.toFixed(3)}`);
+  t.ok(hybrid.ndcg >= 0.72, `hybrid nDCG@10 ${hybrid.ndcg.toFixed(3)}`);
+  const heldOut = result.byHalf['held-out'].scores;
+  t.ok(heldOut.hybrid.recall >= heldOut.bm25.recall, 'held-out half: hybrid recall@5 at least BM25');
+  t.ok(heldOut.hybrid.ndcg >= heldOut.bm25.ndcg, 'held-out half: hybrid nDCG@10 at least BM25');
+});
+
+t.test('the questions split into a dev and a held-out half by number', async (t) => {
+  const question = (id: string) => ({ id, question: '', style: 'keyword' as const, relevant: {} });
+  t.equal(halfOf(question('q001')), 'dev');
+  t.equal(halfOf(question('q002')), 'held-out');
+  t.equal(halfOf(question('q195')), 'dev');
+  t.equal(result.byHalf.dev.questions, 98);
+  t.equal(result.byHalf['held-out'].questions, 97);
 });
 
 t.test('recall@k and nDCG@k follow their definitions', async (t) => {

@@ -114,18 +114,25 @@ function contract(name: string, open: (keys: RedisKeys) => Promise<Opened>) {
   });
 }
 
-contract('in-process', async () => {
-  const server = await startRedis();
-  const redis = await connectRedis({ url: server.url }, logger);
-  return {
-    engine: new InProcessSearchEngine({ dimensions: embedder.dimensions }),
-    redis,
-    close: async () => {
-      await redis.close();
-      await server.stop();
-    },
-  };
-});
+// The in-process engine with each vector search method in use from the first vector (exactBelow 0):
+// the column scan the gateway uses for the local embedder, and the HNSW graph.
+for (const method of ['scan', 'hnsw'] as const) {
+  contract(`in-process (${method})`, async () => {
+    const server = await startRedis();
+    const redis = await connectRedis({ url: server.url }, logger);
+    return {
+      engine: new InProcessSearchEngine({
+        dimensions: embedder.dimensions,
+        vectorIndex: { method, exactBelow: 0, scanCandidates: 1 },
+      }),
+      redis,
+      close: async () => {
+        await redis.close();
+        await server.stop();
+      },
+    };
+  });
+}
 
 const queryUrl = process.env.REDIS_QUERY_URL;
 if (queryUrl) {

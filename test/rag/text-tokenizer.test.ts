@@ -1,5 +1,5 @@
 import t from 'tap';
-import { foldText, stem, STOPWORDS, tokenize } from '../../src/rag/text-tokenizer.ts';
+import { foldText, splitWords, stem, STOPWORDS, tokenize } from '../../src/rag/text-tokenizer.ts';
 
 t.test('words are stemmed with the Porter stemmer', async (t) => {
   t.same(tokenize('running runs connected connection connections'), ['run', 'run', 'connect', 'connect', 'connect']);
@@ -34,4 +34,32 @@ t.test('words are split by Unicode rules, apostrophes and possessives dropped', 
   t.same(tokenize('Привет, мир!'), ['привет', 'мир']);
   t.same(tokenize('我喜欢北京'), ['我', '喜欢', '北京']);
   t.same(tokenize('  ...  '), []);
+});
+
+t.test('splitWords keeps words unstemmed and splits identifiers after the whole', async (t) => {
+  t.same(splitWords('Use fs.readFileSync and the HTTPServer'), [
+    'use',
+    'fs.readfilesync',
+    'fs',
+    'read',
+    'file',
+    'sync',
+    'httpserver',
+    'http',
+    'server',
+  ]);
+  t.same(splitWords("node:fs start_end os.EOL the companies' Crème"), [
+    'node:fs',
+    'node',
+    'fs',
+    'start_end',
+    'start',
+    'end',
+    'os.eol',
+    'os',
+    'eol',
+    'companies',
+    'creme',
+  ]);
+  t.same(splitWords('the of and'), []);
 });

@@ -1,0 +1,34 @@
+import t from 'tap';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
+import { openRetrieval } from '../../src/rag/retrieval.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { SignalBus } from '../../src/store/signal-bus.ts';
+import { startRedis } from '../support/redis-server.ts';
+
+const logger = createLogger('silent');
+const server = await startRedis();
+const redis = await connectRedis({ url: server.url }, logger);
+t.teardown(async () => {
+  await redis.close();
+  await server.stop();
+});
+
+async function openInProcess(embeddings: string) {
+  const keys = new RedisKeys(`retrieval-${crypto.randomUUID().slice(0, 8)}:`);
+  const config = loadConfig({ SEARCH_ENGINE: 'in-process', EMBEDDINGS: embeddings, OPENAI_API_KEY: 'sk-test' });
+  const { embedder, engine } = await openRetrieval(redis, keys, config, new SignalBus(redis, keys, logger), logger);
+  if (!(engine instanceof InProcessSearchEngine)) throw new Error(`expected the in-process engine, got ${engine.name}`);
+  return { space: embedder.space, dimensions: engine.dimensions, vectorSearch: engine.vectorSearch };
+}
+
+t.test('the in-process engine searches each embedding space with the method that suits it', async (t) => {
+  t.same(await openInProcess('local'), { space: 'local-v2-384', dimensions: 384, vectorSearch: 'scan' });
+  t.same(await openInProcess('openai:text-embedding-3-small'), {
+    space: 'openai-text-embedding-3-small',
+    dimensions: 1536,
+    vectorSearch: 'hnsw',
+  });
+});
