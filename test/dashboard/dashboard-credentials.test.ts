@@ -3,6 +3,7 @@ import t from 'tap';
 import { systemClock } from '../../src/clock.ts';
 import { AuthenticationError } from '../../src/errors.ts';
 import { OwnerAuth } from '../../src/dashboard/owner-auth.ts';
+import { passwordWorkLoad } from '../../src/dashboard/password-hash.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InviteStore } from '../../src/store/invite-store.ts';
 import { LoginGate } from '../../src/store/login-gate.ts';
@@ -147,4 +148,37 @@ t.test('passwords and invitations are read from Redis, never from a cache that m
     if (!(await reading.invites.find(newer.token))) staleInvites += 1;
   }
   t.same({ stalePasswords, staleInvites }, { stalePasswords: 0, staleInvites: 0 }, `${rounds} rounds`);
+});
+
+t.test('a burst of sign-ins queues for scrypt two at a time, and every answer is still right', async (t) => {
+  const owner = await createOwner(gw.app);
+  const attempts = [
+    { email: owner.email, password: PASSWORD },
+    { email: `nobody-${crypto.randomUUID()}@example.com`, password: PASSWORD },
+    { email: owner.email, password: 'not the password at all' },
+  ];
+  let peak = { running: 0, waiting: 0 };
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const load = passwordWorkLoad();
+      peak = { running: Math.max(peak.running, load.running), waiting: Math.max(peak.waiting, load.waiting) };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  const answers = await Promise.all(
+    [0, 1, 2, 3, 4, 5, 6, 7, 8].map(async (i) => {
+      const res = await new DashboardClient(gw.baseUrl).post('/dashboard/api/session', attempts[i % 3]);
+      return [res.status, res.status === 200 ? res.body.user.email : res.body.detail];
+    }),
+  );
+  sampling = false;
+  await sampler;
+  const refused = [401, 'Email or password is incorrect.'];
+  t.same(
+    answers,
+    [0, 1, 2].flatMap(() => [[200, owner.email], refused, refused]),
+  );
+  t.equal(peak.running, 2, 'two scrypt computations at a time, never more');
+  t.ok(peak.waiting > 0, `the others waited their turn (up to ${peak.waiting} at once)`);
 });
