@@ -115,7 +115,14 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     registerWidgetRoutes(server, { ...services, bundles });
     registerAgentRoutes(server, { ...services, bundles });
     registerTelegramRoutes(server, telegram);
-    registerDashboard(server, { services, retrieval, bundles, clock, publicUrl: config.PUBLIC_URL });
+    registerDashboard(server, {
+      services,
+      retrieval,
+      bundles,
+      clock,
+      publicUrl: config.PUBLIC_URL,
+      trustedProxies: config.TRUSTED_PROXIES,
+    });
     sockets.attach(server.server);
     const port = await listen(server, config.PORT, config.HOST);
     stack.push(() => closeGracefully(server, options.shutdownGraceMs ?? 10_000));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TrustedProxies, TrustedProxiesError } from './net/trusted-proxies.ts';
 
 /** A configuration value that cannot be used; the message names the variable. */
 export class ConfigError extends Error {
@@ -33,6 +34,16 @@ const retryDelays = z.string().transform((value, ctx) => {
     return z.NEVER;
   }
   return delays;
+});
+
+const trustedProxies = z.string().transform((value, ctx) => {
+  try {
+    return TrustedProxies.parse(value);
+  } catch (error) {
+    if (!(error instanceof TrustedProxiesError)) throw error;
+    ctx.addIssue({ code: 'custom', message: error.message });
+    return z.NEVER;
+  }
 });
 
 const embeddings = z.string().regex(/^(local|(openai|gemini|ollama):\S+)$/, {
@@ -93,6 +104,11 @@ const schema = z.object({
   /** Dashboard sign-in attempts allowed per email address, and per client address, in 15 minutes. */
   LOGIN_ATTEMPTS_PER_EMAIL: positiveInt.default(10),
   LOGIN_ATTEMPTS_PER_ADDRESS: positiveInt.default(50),
+  /**
+   * Reverse proxies whose X-Forwarded-For is believed (IPs, CIDR ranges, `private`); by default
+   * nobody's, so the client address is the socket's peer.
+   */
+  TRUSTED_PROXIES: trustedProxies.default(TrustedProxies.none),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -54,7 +54,6 @@ export class OwnerAuth {
     const checked = checkPassword(password);
     const account = await this.deps.accounts.get(userId);
     await this.deps.passwords.set(account.id, await hashPassword(checked));
-    await this.deps.sessions.endAll(account.id);
     return account;
   }
 
@@ -76,14 +75,15 @@ export class OwnerAuth {
   /** Sets the password an invitation asked for and signs the owner in. The link works once. */
   async acceptInvite(token: unknown, password: unknown): Promise<SignedIn> {
     const checked = checkPassword(password);
-    if (!(await this.deps.invites.isValid(token))) throw new NotFoundError(BAD_INVITE);
+    // Checked before the slow hash, so a dead link costs no scrypt work.
+    const invite = await this.deps.invites.find(token);
+    if (!invite) throw new NotFoundError(BAD_INVITE);
     const hash = await hashPassword(checked);
-    // Used up only now, after the slow hash: two tabs racing the same link cannot both win.
-    const userId = await this.deps.invites.consume(token);
-    if (!userId) throw new NotFoundError(BAD_INVITE);
-    await this.deps.passwords.set(userId, hash);
-    await this.deps.sessions.endAll(userId);
-    return this.openSession(userId);
+    // The invitation is used up first and only now, after the slow hash, in the one script that then
+    // sets the password and ends the sessions (the invitation key is in the owner's slot too): two
+    // tabs racing the same link cannot both win, and a used link has always set its password.
+    if (!(await this.deps.passwords.set(invite.userId, hash, invite))) throw new NotFoundError(BAD_INVITE);
+    return this.openSession(invite.userId, hash, new NotFoundError(BAD_INVITE));
   }
 
   /**
@@ -106,8 +106,9 @@ export class OwnerAuth {
     const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
     const matches = await verifyPassword(candidate, stored ?? (await decoyHash()));
     if (!userId || stored === undefined || !matches || candidate === '') throw new AuthenticationError(BAD_CREDENTIALS);
+    const signedIn = await this.openSession(userId, stored, new AuthenticationError(BAD_CREDENTIALS));
     await this.deps.loginGate.forgive(admission.ticket);
-    return this.openSession(userId);
+    return signedIn;
   }
 
   /** Ends every dashboard session of the owner (this one included). */
@@ -115,8 +116,14 @@ export class OwnerAuth {
     await this.deps.sessions.endAll(userId);
   }
 
-  private async openSession(userId: string): Promise<SignedIn> {
+  /**
+   * A session opened with the password `hash`, unless the password changed meanwhile (a sign-in may
+   * wait its turn at scrypt for a while): that change ended every session, this one included.
+   */
+  private async openSession(userId: string, hash: string, refusal: Error): Promise<SignedIn> {
     const account = await this.deps.accounts.get(userId);
-    return { account, session: await this.deps.sessions.create(userId) };
+    const session = await this.deps.sessions.create(userId, hash);
+    if (!session) throw refusal;
+    return { account, session };
   }
 }

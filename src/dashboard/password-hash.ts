@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import pLimit from 'p-limit';
 import { ValidationError } from '../errors.ts';
 
 /** Shortest and longest password an owner may set. */
@@ -13,6 +14,20 @@ export const PASSWORD_MAX_LENGTH = 256;
 const PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
+
+/**
+ * How many scrypt computations run at once in this process; the rest wait in a queue, first come
+ * first served. Each one holds a thread of libuv's pool (4 by default) and 32 MiB for about 230 ms:
+ * unbounded, a burst of sign-ins would take every thread from what shares the pool (DNS lookups of
+ * webhook deliveries and crawls, file reads) and its memory would grow with the burst.
+ */
+export const PASSWORD_WORK_CONCURRENCY = 2;
+const work = pLimit(PASSWORD_WORK_CONCURRENCY);
+
+/** scrypt computations running now and waiting for a turn (hashes, verifications, the decoy's). */
+export function passwordWorkLoad(): { running: number; waiting: number } {
+  return { running: work.activeCount, waiting: work.pendingCount };
+}
 
 /** Refuses a password outside the length rules; the message names the field. */
 export function checkPassword(password: unknown): string {
@@ -48,10 +63,17 @@ export function decoyHash(): Promise<string> {
 }
 let decoy: Promise<string> | undefined;
 
+// Every hash and every verification (an unknown email's against the decoy included) waits in the
+// same queue, so a sign-in's timing still tells nothing about whether the email exists.
 function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   // Node's default memory cap (32 MiB) is exactly what N=2^15, r=8 needs; leave headroom.
   const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r };
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (error, key) => (error ? reject(error) : resolve(key)));
-  });
+  return work(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (error, key) =>
+          error ? reject(error) : resolve(key),
+        );
+      }),
+  );
 }

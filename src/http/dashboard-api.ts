@@ -1,6 +1,7 @@
 import type { Request, Response } from 'restify';
 import type { Clock } from '../clock.ts';
 import type { OwnedResources } from '../dashboard/owned-resources.ts';
+import type { TrustedProxies } from '../net/trusted-proxies.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { Webhook } from '../store/webhook-store.ts';
 import type { Retrieval } from '../rag/retrieval.ts';
@@ -20,6 +21,8 @@ export interface DashboardApi {
   chatbot: (req: Request) => Promise<void>;
   webhook: (req: Request) => Promise<void>;
   policy: CookiePolicy;
+  /** Whose X-Forwarded-For names the client of a request. */
+  trustedProxies: TrustedProxies;
   /** The search index a deleted source leaves at once, and the retriever "try a question" asks. */
   retrieval: Retrieval;
   clock: Clock;

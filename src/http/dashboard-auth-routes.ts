@@ -12,7 +12,7 @@ import { jsonBody, type JsonRequest } from './json-body.ts';
  * `POST /invite` (set the password an invitation link asked for, and sign in).
  */
 export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): void {
-  const { services, auth, policy } = api;
+  const { services, auth, policy, trustedProxies } = api;
   const sessionBody = (account: Account, csrfToken: string) => ({
     user: account,
     csrf_token: csrfToken,
@@ -26,7 +26,8 @@ export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): 
 
   server.post(`${DASHBOARD_API}/session`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {
     const { body } = req as JsonRequest;
-    const result = await services.ownerAuth.signIn(body.email, body.password, clientAddress(req));
+    const address = trustedProxies.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+    const result = await services.ownerAuth.signIn(body.email, body.password, address);
     signedIn(res, result);
   });
 
@@ -51,9 +52,4 @@ export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): 
     const { body } = req as JsonRequest;
     signedIn(res, await services.ownerAuth.acceptInvite(optionalString(body, 'token'), body.password));
   });
-}
-
-/** The client's address as this server sees it (proxies' forwarding headers are not trusted). */
-function clientAddress(req: Request): string {
-  return (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
 }

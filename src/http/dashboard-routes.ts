@@ -1,6 +1,7 @@
 import type { Request, Response, Server } from 'restify';
 import type { Clock } from '../clock.ts';
 import { OwnedResources } from '../dashboard/owned-resources.ts';
+import type { TrustedProxies } from '../net/trusted-proxies.ts';
 import type { Retrieval } from '../rag/retrieval.ts';
 import type { Services } from '../services.ts';
 import { resolveChatbot, resolveWebhook, type DashboardApi } from './dashboard-api.ts';
@@ -22,6 +23,8 @@ export interface DashboardDeps {
   bundles: WebBundles;
   clock: Clock;
   publicUrl: string | undefined;
+  /** Whose X-Forwarded-For names the client (sign-in limits count per client address). */
+  trustedProxies: TrustedProxies;
 }
 
 /** Only the page's own script, stylesheet and API; no inline script or style, no frames. */
@@ -60,6 +63,7 @@ export function registerDashboard(server: Server, deps: DashboardDeps): void {
     chatbot: resolveChatbot(owned),
     webhook: resolveWebhook(owned),
     policy,
+    trustedProxies: deps.trustedProxies,
     retrieval: deps.retrieval,
     clock: deps.clock,
   };

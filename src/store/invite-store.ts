@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { LuaScript } from './lua-script.ts';
-import { newOwnerToken, parseOwnerToken } from './owner-token.ts';
+import { newOwnerToken, parseOwnerToken, type OwnerToken } from './owner-token.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -11,16 +10,10 @@ export interface Invite {
   expires_at: string;
 }
 
-// KEYS: invite. ARGV: hash of the presented secret. Used once: a match deletes it.
-const CONSUME = new LuaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-return 1
-`);
-
 /**
  * One pending invitation per owner (a new one replaces the last), kept as the SHA-256 of its token
- * with an expiry; accepting it deletes it, so a link works once.
+ * with an expiry. Accepting it (`PasswordStore.set` with the invitation) deletes it in the
+ * script that sets the password, so a link works once.
  */
 export class InviteStore {
   private readonly redis: RedisClient;
@@ -42,18 +35,15 @@ export class InviteStore {
     };
   }
 
-  /** The owner an unused, unexpired invitation belongs to (and it is used up); undefined otherwise. */
-  async consume(token: unknown): Promise<string | undefined> {
+  /** The invitation a token presents while it is pending (unused, unexpired); undefined otherwise. */
+  async find(token: unknown): Promise<OwnerToken | undefined> {
     const presented = parseOwnerToken(token);
     if (!presented) return undefined;
-    const used = await CONSUME.run(this.redis, [this.keys.invite(presented.userId)], [presented.hash]);
-    return used === 1 ? presented.userId : undefined;
-  }
-
-  /** Whether the token is a live invitation, without using it up. */
-  async isValid(token: unknown): Promise<boolean> {
-    const presented = parseOwnerToken(token);
-    if (!presented) return false;
-    return (await this.redis.get(this.keys.invite(presented.userId))) === presented.hash;
+    // Read in a transaction, never from the client-side cache: an invitation just replaced or used
+    // through another gateway must not look pending here.
+    const [stored] = (await this.redis.multi().get(this.keys.invite(presented.userId)).exec()) as unknown as [
+      string | null,
+    ];
+    return stored === presented.hash ? presented : undefined;
   }
 }

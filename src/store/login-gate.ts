@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
@@ -44,6 +46,18 @@ return {1, member}
 `);
 
 /**
+ * What a client address is counted as: an IPv4 address as itself, an IPv6 address as its /64. One
+ * home or one server is handed a whole /64 and picks any of its 2^64 addresses at will, so counting
+ * single IPv6 addresses would give each of them a fresh limit.
+ */
+export function addressKey(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const parsed = ipaddr.IPv6.parse(address);
+  if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
+  return `${new ipaddr.IPv6([...parsed.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
+}
+
+/**
  * Rate limits dashboard sign-ins per email address and per client address (sliding windows in
  * Redis). Every attempt is counted when it is admitted, so concurrent guesses cannot slip past the
  * limit; a successful sign-in takes its attempt back, so only failures add up. All windows share the
@@ -63,7 +77,7 @@ export class LoginGate {
   async admit(email: string, address: string): Promise<LoginAdmission> {
     const keys: [string, string] = [
       this.keys.loginAttemptsByEmail(createHash('sha256').update(email).digest('hex')),
-      this.keys.loginAttemptsByAddress(address),
+      this.keys.loginAttemptsByAddress(addressKey(address)),
     ];
     const { perEmail, perAddress, windowMs } = this.limits;
     const [admitted, value] = (await ADMIT.run(this.redis, keys, [

@@ -1,5 +1,25 @@
+import { LuaScript } from './lua-script.ts';
+import type { OwnerToken } from './owner-token.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import { END_SESSIONS_LUA } from './session-store.ts';
+
+// KEYS: password, owner's session set, [invitation]. ARGV: hash, session key prefix, [SHA-256 of the
+// invitation's secret]. Sets the password and ends every session of the owner in one script (all keys
+// are in the owner's `{u:<id>}` slot), so no crash can leave sessions opened with the old password
+// alive after a change. With an invitation, it is checked and used up first, in the same script: a
+// link raced from two tabs sets one password, and a used link has always set it.
+// Returns the number of sessions ended, or -1 when the invitation is not (or no longer) pending.
+const SET_PASSWORD = new LuaScript(`
+if KEYS[3] then
+  if redis.call('GET', KEYS[3]) ~= ARGV[3] then return -1 end
+  redis.call('DEL', KEYS[3])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+local sessions, prefix = KEYS[2], ARGV[2]
+${END_SESSIONS_LUA}
+return ended
+`);
 
 /** Owners' dashboard passwords, stored only as scrypt hashes (see src/dashboard/password-hash.ts). */
 export class PasswordStore {
@@ -11,12 +31,27 @@ export class PasswordStore {
     this.keys = keys;
   }
 
-  async set(userId: string, hash: string): Promise<void> {
-    await this.redis.set(this.keys.password(userId), hash);
+  /**
+   * Sets (or replaces) the owner's password hash and ends every dashboard session of the owner, in
+   * one step. With `invite`, only if it is the owner's pending invitation, which it uses up: false
+   * (and nothing written) otherwise.
+   */
+  async set(userId: string, hash: string, invite?: OwnerToken): Promise<boolean> {
+    const keys = [this.keys.password(userId), this.keys.dashboardSessionsOf(userId)];
+    const args = [hash, this.keys.dashboardSession(userId, '')];
+    if (invite !== undefined) {
+      if (invite.userId !== userId) return false;
+      keys.push(this.keys.invite(userId));
+      args.push(invite.hash);
+    }
+    return Number(await SET_PASSWORD.run(this.redis, keys, args)) >= 0;
   }
 
   /** The stored hash, or undefined when the owner has not set a password yet. */
   async get(userId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.password(userId))) ?? undefined;
+    // Read in a transaction, never from the client-side cache: a password just changed through
+    // another gateway (or the CLI) must not still let the old one in.
+    const [hash] = (await this.redis.multi().get(this.keys.password(userId)).exec()) as unknown as [string | null];
+    return hash ?? undefined;
   }
 }

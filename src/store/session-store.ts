@@ -25,10 +25,13 @@ export interface DashboardSession {
   csrfToken: string;
 }
 
-// KEYS: session, owner's session set, user. ARGV: id, csrf, now µs, ends µs, idle ms, session key prefix.
-// Sessions that expired meanwhile are dropped from the set, so it only holds live ones.
+// KEYS: session, owner's session set, user, [password]. ARGV: id, csrf, now µs, ends µs, idle ms,
+// session key prefix, [password hash the session is opened with]. Sessions that expired meanwhile are
+// dropped from the set, so it only holds live ones. A password changed since it was checked (a
+// sign-in waits for its turn at scrypt) opens nothing: the change has just ended every session.
 const CREATE = new LuaScript(`
 if redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
+if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then return -1 end
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   if redis.call('EXISTS', ARGV[6] .. id) == 0 then redis.call('SREM', KEYS[2], id) end
 end
@@ -50,12 +53,23 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return f[1]
 `);
 
+/**
+ * Lua that ends every session of an owner, for the scripts that must do so together with another
+ * write (a new password). Expects the locals `sessions` (the owner's session set) and `prefix` (the
+ * session key prefix); leaves the number of sessions ended in `ended`.
+ */
+export const END_SESSIONS_LUA = `
+local ids = redis.call('SMEMBERS', sessions)
+for _, id in ipairs(ids) do redis.call('DEL', prefix .. id) end
+redis.call('DEL', sessions)
+local ended = #ids
+`;
+
 // KEYS: owner's session set. ARGV: session key prefix. Ends every session of the owner at once.
 const END_ALL = new LuaScript(`
-local ids = redis.call('SMEMBERS', KEYS[1])
-for _, id in ipairs(ids) do redis.call('DEL', ARGV[1] .. id) end
-redis.call('DEL', KEYS[1])
-return #ids
+local sessions, prefix = KEYS[1], ARGV[1]
+${END_SESSIONS_LUA}
+return ended
 `);
 
 /**
@@ -76,17 +90,36 @@ export class SessionStore {
     this.lifetime = lifetime;
   }
 
-  async create(userId: string): Promise<NewSession> {
+  /**
+   * Opens a session for the owner. With `passwordHash` (the stored hash a sign-in was checked
+   * against), only while that is still the owner's password: undefined once it has changed.
+   */
+  create(userId: string): Promise<NewSession>;
+  create(userId: string, passwordHash: string): Promise<NewSession | undefined>;
+  async create(userId: string, passwordHash?: string): Promise<NewSession | undefined> {
     const { token, hash: id } = newOwnerToken(userId);
     const csrfToken = randomBytes(32).toString('base64url');
     const now = this.clock.nowMicros();
-    const created = await CREATE.run(
-      this.redis,
-      [this.keys.dashboardSession(userId, id), this.keys.dashboardSessionsOf(userId), this.keys.user(userId)],
-      [id, csrfToken, now, now + this.lifetime.maxAgeMs * 1000, this.lifetime.idleMs, this.sessionPrefix(userId)],
-    );
-    if (created !== 1) throw new NotFoundError('User not found.');
-    return { token, csrfToken };
+    const keys = [
+      this.keys.dashboardSession(userId, id),
+      this.keys.dashboardSessionsOf(userId),
+      this.keys.user(userId),
+    ];
+    const args = [
+      id,
+      csrfToken,
+      now,
+      now + this.lifetime.maxAgeMs * 1000,
+      this.lifetime.idleMs,
+      this.sessionPrefix(userId),
+    ];
+    if (passwordHash !== undefined) {
+      keys.push(this.keys.password(userId));
+      args.push(passwordHash);
+    }
+    const created = await CREATE.run(this.redis, keys, args);
+    if (created === 0) throw new NotFoundError('User not found.');
+    return created === 1 ? { token, csrfToken } : undefined;
   }
 
   /** The session a cookie value opens, kept alive for another idle period; undefined if none. */

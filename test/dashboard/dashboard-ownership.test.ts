@@ -5,6 +5,7 @@ import { registerDashboard } from '../../src/http/dashboard-routes.ts';
 import { createHttpServer } from '../../src/http/http-server.ts';
 import { WebBundles } from '../../src/http/web-bundle.ts';
 import { createLogger } from '../../src/logger.ts';
+import { TrustedProxies } from '../../src/net/trusted-proxies.ts';
 import { startGateway } from '../support/gateway.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 
@@ -21,6 +22,7 @@ function dashboardRoutes(): Array<{ method: string; path: string }> {
     bundles: new WebBundles(),
     clock: systemClock,
     publicUrl: undefined,
+    trustedProxies: TrustedProxies.none,
   });
   const routes = (server as unknown as { getDebugInfo(): { routes: Array<{ method: string; path: string }> } })
     .getDebugInfo()

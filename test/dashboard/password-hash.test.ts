@@ -1,5 +1,11 @@
 import t from 'tap';
-import { checkPassword, hashPassword, verifyPassword } from '../../src/dashboard/password-hash.ts';
+import {
+  checkPassword,
+  hashPassword,
+  PASSWORD_WORK_CONCURRENCY,
+  passwordWorkLoad,
+  verifyPassword,
+} from '../../src/dashboard/password-hash.ts';
 import { ValidationError } from '../../src/errors.ts';
 
 t.test('scrypt hashes carry their parameters and a fresh salt', async (t) => {
@@ -20,4 +26,26 @@ t.test('passwords must be 12 to 256 characters', async (t) => {
     t.throws(() => checkPassword(bad), new ValidationError('password must be 12 to 256 characters.'));
   }
   t.equal(checkPassword('x'.repeat(12)), 'x'.repeat(12));
+});
+
+t.test('two scrypt computations run at once; the others wait in a queue and all get their answer', async (t) => {
+  t.equal(PASSWORD_WORK_CONCURRENCY, 2);
+  const stored = await hashPassword('correct horse battery staple');
+  t.same(passwordWorkLoad(), { running: 0, waiting: 0 });
+  const loads: Array<{ running: number; waiting: number }> = [];
+  const guesses = ['correct horse battery staple', 'wrong horse battery staple'];
+  const checks = [0, 1, 2, 3, 4, 5].map(async (i) => {
+    const matches = await verifyPassword(guesses[i % 2]!, stored);
+    loads.push(passwordWorkLoad());
+    return matches;
+  });
+  const hashing = hashPassword('another password of twelve');
+  t.same(passwordWorkLoad(), { running: 2, waiting: 5 }, 'two run, the rest wait (a new hash too)');
+  t.same(await Promise.all(checks), [true, false, true, false, true, false]);
+  t.match(await hashing, /^scrypt\$/);
+  t.ok(
+    loads.every((load) => load.running <= 2),
+    `never more than two at once: ${JSON.stringify(loads)}`,
+  );
+  t.same(passwordWorkLoad(), { running: 0, waiting: 0 });
 });

@@ -56,9 +56,25 @@ async function request<T>(method: string, path: string, body?: unknown, extra: R
     throw new ApiError(0, 'The gateway could not be reached. Check the connection and try again.');
   }
   const text = await res.text();
-  const parsed: unknown = text ? JSON.parse(text) : undefined;
+  const parsed = parseJson(text);
+  if (parsed === NOT_JSON) {
+    // Not the gateway's answer: a proxy or load balancer in between (its 502 page, a login portal).
+    const status = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+    throw new ApiError(res.status, `The server answered ${status}, not the gateway's JSON. Try again in a moment.`);
+  }
   if (res.ok) return parsed as T;
   const detail = (parsed as { detail?: string } | undefined)?.detail ?? `Request failed (${res.status}).`;
   if (res.status === 401 && path !== '/session' && path !== '/invite') onSignedOut(detail);
   throw new ApiError(res.status, detail);
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
+  }
 }

@@ -2,7 +2,16 @@ import { useEffect, useState } from 'preact/hooks';
 
 /** The app's location: the part of the URL after `#/`, split at `/` (empty segments dropped). */
 export function currentRoute(): string[] {
-  return location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  return location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeSegment);
+}
+
+/** A segment as typed when it is not valid percent-encoding (`%zz`, a cut-off `%E2%82`). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** The current route, re-rendering on every hash change. */

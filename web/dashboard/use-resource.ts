@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get } from './api.ts';
 
 /** A resource read from the management API, with its loading state, last error and a reload. */
@@ -17,14 +17,21 @@ export function useResource<T>(path: string, options: { pollMs?: number; poll?: 
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(true);
+  // Only the latest read may land: a slow answer for the previous path (chatbot A, after the page
+  // moved on to chatbot B) or an older poll must not overwrite what a later read brought.
+  const latest = useRef(0);
   const reload = useCallback(async () => {
+    const read = ++latest.current;
     try {
-      setData(await get<T>(path));
+      const value = await get<T>(path);
+      if (read !== latest.current) return;
+      setData(value);
       setError('');
     } catch (caught) {
+      if (read !== latest.current) return;
       setError(caught instanceof ApiError ? caught.detail : String(caught));
     } finally {
-      setLoading(false);
+      if (read === latest.current) setLoading(false);
     }
   }, [path]);
   useEffect(() => {
