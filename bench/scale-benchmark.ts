@@ -126,7 +126,8 @@ async function throughput(
   for (const result of results) {
     if (result.non2xx !== 0 || result.errors !== 0 || result.timeouts !== 0 || result.mismatches !== 0) {
       throw new Error(
-        `unexpected responses: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.mismatches} bodies`,
+        `unexpected responses on ${gateways.length} gateways: ${result.non2xx} non-2xx, ${result.errors} errors ` +
+          `(${result.timeouts} of them timeouts), ${result.mismatches} other bodies`,
       );
     }
   }

@@ -98,7 +98,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     stack.push(() => ingestion.stop());
     const router = conversationRouter(services, retrieval, config, options, clock, logger);
     router.start();
-    stack.push(() => router.stop());
+    stack.push(() => router.stop(options.shutdownGraceMs ?? 10_000));
     const server = createHttpServer(logger);
     const { sockets, widget, agents } = socketServer(services, router, handle, config, logger);
     const { telegram, whatsapp } = messagingChannels(services, router, config, options, logger);

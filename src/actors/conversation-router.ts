@@ -98,9 +98,17 @@ export class ConversationRouter {
     return this.live.size;
   }
 
-  /** Stops the sweep, every actor and the actor system. */
-  stop(): void {
+  /**
+   * Stops the sweep, then waits up to `graceMs` for the turns in progress to end (a turn cut off here
+   * would keep its conversation's lease, and every gateway would wait for it to lapse), then stops
+   * every actor and the actor system.
+   */
+  async stop(graceMs = 0): Promise<void> {
     clearInterval(this.timer);
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline && [...this.live.values()].some((live) => live.inflight > 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     this.live.clear();
     nact.stop(this.system);
   }

@@ -166,3 +166,23 @@ t.test('a conversation leased by another process waits, then continues in order'
   t.match(await send(router, 'p-5', 'second'), { kind: 'reply', text: 'seen 3', createdAt: String });
   t.ok(Date.now() - started >= 140, 'it waited for the lease');
 });
+
+t.test('stopping waits for the turns in progress, so no conversation keeps a lease', async (t) => {
+  const router = makeRouter(1000);
+  let open!: () => void;
+  provider.gate = new Promise((resolve) => (open = resolve));
+  const pending = send(router, 'p-stop', 'in flight at shutdown');
+  while (provider.prompts.at(-1)?.turns.at(-1)?.content !== 'in flight at shutdown') {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  t.equal(await redis.exists(keys.conversationLease(chatbot.id, 'p-stop')), 1, 'the turn holds the lease');
+  let stopped = false;
+  const stopping = router.stop(5000).then(() => (stopped = true));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal(stopped, false, 'the stop waits for the turn');
+  provider.gate = undefined;
+  open();
+  await stopping;
+  t.match(await pending, { kind: 'reply', text: 'seen 1' });
+  t.equal(await redis.exists(keys.conversationLease(chatbot.id, 'p-stop')), 0, 'no lease left behind');
+});
