@@ -1,6 +1,6 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
-import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
 
 const SESSIONS = 500;
 const MESSAGES = 20;
@@ -23,9 +23,7 @@ t.test(
       await openai.stop();
     });
     const { services } = cluster;
-    const owner = await services.accounts.create('order@example.com', 'scale');
-    const { key } = await services.apiKeys.create(owner.id, 'load');
-    const bot = await services.chatbots.create(owner.id, { name: 'Order' });
+    const { owner, key, bot } = await scaleOwnerWithBot(services, 'Order');
 
     const handledBy = cluster.gateways.map(() => 0);
     const failures: string[] = [];

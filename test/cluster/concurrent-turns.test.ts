@@ -1,6 +1,6 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
-import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
 
 const SESSIONS = 100;
 
@@ -23,9 +23,7 @@ t.test('two messages of one conversation at once on two gateways are answered on
     await openai.stop();
   });
   const { services } = cluster;
-  const owner = await services.accounts.create('pairs@example.com', 'scale');
-  const { key } = await services.apiKeys.create(owner.id, 'pairs');
-  const bot = await services.chatbots.create(owner.id, { name: 'Pairs' });
+  const { key, bot } = await scaleOwnerWithBot(services, 'Pairs');
   const [a, b] = cluster.gateways as [(typeof cluster.gateways)[0], (typeof cluster.gateways)[0]];
 
   const results = await Promise.all(

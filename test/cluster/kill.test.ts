@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Services } from '../../src/services.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
-import { chatCall, startGatewayCluster, type ChatResult } from '../support/gateway-cluster.ts';
+import { chatCall, scaleOwnerWithBot, startGatewayCluster, type ChatResult } from '../support/gateway-cluster.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS = 300;
@@ -44,9 +44,7 @@ t.test('SIGKILL of one gateway mid-load: the others finish its conversations and
     await openai.stop();
   });
   const { services } = cluster;
-  const owner = await services.accounts.create('kill@example.com', 'scale');
-  const { key } = await services.apiKeys.create(owner.id, 'load');
-  const bot = await services.chatbots.create(owner.id, { name: 'Survivor' });
+  const { key, bot } = await scaleOwnerWithBot(services, 'Survivor');
   const hook = await services.webhooks.create(bot.id, receiver.url, ['conversation.started', 'message.received']);
   receiver.secrets.push(hook.secret);
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
-import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS = 40;
@@ -31,9 +31,7 @@ t.test('each delivery is attempted exactly once per schedule step across three g
     await openai.stop();
   });
   const { services } = cluster;
-  const owner = await services.accounts.create('hooks@example.com', 'scale');
-  const { key } = await services.apiKeys.create(owner.id, 'load');
-  const bot = await services.chatbots.create(owner.id, { name: 'Hooks' });
+  const { key, bot } = await scaleOwnerWithBot(services, 'Hooks');
   const hook = await services.webhooks.create(bot.id, receiver.url, ['conversation.started', 'message.received']);
   receiver.secrets.push(hook.secret);
 

@@ -51,6 +51,14 @@ export async function startGatewayCluster(count: number, env: Record<string, str
   };
 }
 
+/** A Scale-plan owner with one API key and one chatbot, made through the cluster's service layer. */
+export async function scaleOwnerWithBot(services: Services, name: string) {
+  const owner = await services.accounts.create(`${name.toLowerCase().replace(/\W+/g, '-')}@example.com`, 'scale');
+  const { key } = await services.apiKeys.create(owner.id, 'load');
+  const bot = await services.chatbots.create(owner.id, { name });
+  return { owner, key, bot };
+}
+
 /** What one chat call came to: its HTTP status and reply, or the network error (a killed gateway). */
 export type ChatResult = { status: number; body: any } | { error: string };
 
