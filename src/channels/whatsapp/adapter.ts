@@ -10,7 +10,7 @@ import type { VisitorPush } from '../../store/signal-bus.ts';
 import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
-import { PHONE_OWNER_HOLDER, whatsappJid } from './config.ts';
+import { PHONE_OWNER_HOLDER, SEND_WAIT_MS, whatsappJid } from './config.ts';
 import { mapWhatsAppUpsert, type WhatsAppInbound } from './inbound.ts';
 import { LinkedDevice } from './linked-device.ts';
 import type { WhatsAppSocketFactory } from './socket.ts';
@@ -76,10 +76,10 @@ export class WhatsAppChannel {
     });
   }
 
-  /** An agent's reply to a `wa_` conversation, sent by the process whose socket is open. */
+  /** An agent's reply to a `wa_` conversation, sent by the process that runs the chatbot's socket. */
   deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
     const jid = whatsappJid(sessionId);
-    if (!jid || !this.devices.get(chatbotId)?.sender() || push.type !== 'message' || push.role !== 'agent') return;
+    if (!jid || !this.devices.get(chatbotId)?.runsSocket() || push.type !== 'message' || push.role !== 'agent') return;
     void this.send(chatbotId, jid, push.content).catch((error: unknown) => {
       this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'whatsapp agent reply not sent');
     });
@@ -165,9 +165,12 @@ export class WhatsAppChannel {
     }
   }
 
-  /** Sends through the chatbot's socket as it is now (it may have reconnected since the message came). */
+  /**
+   * Sends through the chatbot's socket as it is now (it may have reconnected since the message came),
+   * waiting for it while it reconnects in this process.
+   */
   private async send(chatbotId: string, jid: string, text: string): Promise<void> {
-    const sender = this.devices.get(chatbotId)?.sender();
+    const sender = await this.devices.get(chatbotId)?.whenOpen(SEND_WAIT_MS);
     if (!sender) throw new SocketClosedError(chatbotId);
     await sender.sendText(jid, text);
   }

@@ -11,6 +11,12 @@ export const LINK_TIMEOUT_MS = 180_000;
 export const RECONNECT_FIRST_MS = 1000;
 export const RECONNECT_MAX_MS = 60_000;
 
+/**
+ * How long a message for a chat (an AI reply, an agent's reply, a notice) waits for the socket when it
+ * is reconnecting in this process; after that it is not sent (it stays in the transcript).
+ */
+export const SEND_WAIT_MS = 60_000;
+
 /** A phone number for a pairing code: digits only, with the country code (7 to 15 digits, E.164). */
 export const PAIRING_PHONE = /^\d{7,15}$/;
 

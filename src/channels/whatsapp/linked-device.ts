@@ -42,6 +42,10 @@ export class LinkedDevice {
   private reconnectMs: number;
   private connecting: Promise<void> | undefined;
   private stopped = false;
+  /** Whether this process held the socket's lease at the last renewal. */
+  private holding = false;
+  /** Sends waiting for the socket to open again, woken when it opens or this process lets it go. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(chatbotId: string, deps: LinkedDeviceDeps) {
     this.chatbotId = chatbotId;
@@ -65,12 +69,37 @@ export class LinkedDevice {
       await this.socket.logout().catch((error: unknown) => this.log().warn({ err: error }, 'whatsapp logout failed'));
     }
     this.close();
+    this.holding = false;
+    this.wake();
     await this.deps.store.releaseSocket(this.chatbotId, this.deps.holder).catch(() => {});
   }
 
   /** The socket's sender, while this process has the socket open. */
   sender(): WhatsAppOutbound | undefined {
     return this.isOpen ? this.outbound : undefined;
+  }
+
+  /** Whether this process runs the socket: it holds the lease (the socket may be reconnecting). */
+  runsSocket(): boolean {
+    return this.holding && !this.stopped;
+  }
+
+  /**
+   * The sender once the socket is open: at once when it is, after a reconnect in this process when it
+   * comes within `timeoutMs`, else undefined (this process does not run the socket, or it stayed closed).
+   */
+  async whenOpen(timeoutMs: number): Promise<WhatsAppOutbound | undefined> {
+    if (this.isOpen || !this.runsSocket()) return this.sender();
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, timeoutMs);
+      this.waiting.add(wake);
+    });
+    return this.sender();
   }
 
   private async tick(): Promise<void> {
@@ -81,7 +110,9 @@ export class LinkedDevice {
       this.log().warn({ err: error }, 'whatsapp socket lease');
       held = false;
     }
+    this.holding = held;
     if (this.stopped) return;
+    if (!held) this.wake();
     if (held && !this.socket && !this.retry && !this.connecting) this.connect();
     else if (!held && this.socket) this.close();
   }
@@ -136,6 +167,7 @@ export class LinkedDevice {
 
   private async opened(auth: RedisAuthState): Promise<void> {
     this.isOpen = true;
+    this.wake();
     this.reconnectMs = this.deps.reconnectFirstMs ?? RECONNECT_FIRST_MS;
     const jid = auth.state.creds.me?.id ? jidNormalizedUser(auth.state.creds.me.id) : '';
     await this.deps.store
@@ -180,6 +212,11 @@ export class LinkedDevice {
     this.outbound = undefined;
     this.isOpen = false;
     if (socket) void Promise.resolve(socket.end(undefined)).catch(() => {});
+  }
+
+  /** Wakes the sends waiting for the socket: it opened, or this process no longer runs it. */
+  private wake(): void {
+    for (const wake of [...this.waiting]) wake();
   }
 
   private log(): Logger {

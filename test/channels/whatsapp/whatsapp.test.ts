@@ -316,6 +316,40 @@ t.test('a dropped connection reconnects; a logout from the phone leaves the chat
   t.equal(whatsapp.sockets.length, index + 2, 'no reconnect after a logout');
 });
 
+t.test('replies wait for a reconnecting socket: the AI answer and an agent reply arrive once it opens', async (t) => {
+  const { botId, socket, me } = await linked('Reconnecting');
+  const index = whatsapp.sockets.indexOf(socket);
+  const sessionId = `wa_${VISITOR}`;
+  const before = openai.behaviour;
+  t.teardown(() => void (openai.behaviour = before));
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  let asked = false;
+  openai.behaviour = async (req) => {
+    asked = true;
+    await answered;
+    return { text: `AI: ${req.body.messages.at(-1).content}` };
+  };
+  socket.receive([textMessage(VISITOR, 'are you there?')]);
+  await until(() => asked, 'the LLM is asked');
+  socket.close(428, 'Connection Closed');
+  const again = await whatsapp.socket(index + 1);
+  answer();
+  const transcript = async () => (await services.control.show(botId, sessionId)).messages.map((m) => m.role);
+  await until(async () => (await transcript()).includes('assistant'), 'the AI answer is stored');
+  await services.control.takeOver(botId, sessionId, 'Alice');
+  await services.control.reply(botId, sessionId, 'Alice', 'Alice here, sorry for the wait.');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same([socket.sent.length, again.sent.length], [0, 0], 'nothing is sent while the socket is closed');
+  again.open(me);
+  await until(() => again.sent.length === 2, 'both replies after the reconnect');
+  t.same(texts(again), [
+    [VISITOR, 'AI: are you there?'],
+    [VISITOR, 'Alice here, sorry for the wait.'],
+  ]);
+  t.same(socket.sent, [], 'the closed socket sent nothing');
+});
+
 t.test('channel whatsapp --disconnect logs the device out and forgets it', async (t) => {
   const { botId, socket } = await linked('Leaver');
   t.same(await runCliJson(['channel', 'whatsapp', '--bot', botId, '--disconnect'], cliEnv), {
