@@ -1,8 +1,6 @@
 import t from 'tap';
 import type { Services } from '../../src/services.ts';
-import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
-import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
-import { chatCall, scaleOwnerWithBot, startGatewayCluster, type ChatResult } from '../support/gateway-cluster.ts';
+import { chatCall, webhookCluster, type ChatResult } from '../support/gateway-cluster.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS = 300;
@@ -22,31 +20,16 @@ interface Call {
 // in order, once: the survivors took over the dead gateway's conversations (its leases lapse), its
 // pending events (the relay) and its claimed deliveries (their claims lapse).
 t.test('SIGKILL of one gateway mid-load: the others finish its conversations and deliveries', async (t) => {
-  const openai = await fakeOpenAi().start();
-  openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 20 });
-  const receiver = await new WebhookReceiver().start();
-  receiver.answer = () => ({ status: 200, body: 'ok', delayMs: 20 });
-  const cluster = await startGatewayCluster(3, {
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
+  const { cluster, openai, receiver, key, bot, stop } = await webhookCluster('Survivor', {
     RATE_LIMIT_PER_MINUTE: '1000000',
-    CONVERSATION_RATE_LIMIT: '1000',
     CONVERSATION_LEASE_MS: '2000',
     PENDING_EVENT_GRACE_MS: '2000',
-    WEBHOOK_ALLOW_PRIVATE: '1',
     WEBHOOK_TIMEOUT_MS: '2000',
-    WEBHOOK_RETRY_DELAYS: '1,1,1',
-    WEBHOOK_POLL_MS: '50',
   });
-  t.teardown(async () => {
-    await cluster.stop();
-    await receiver.stop();
-    await openai.stop();
-  });
+  t.teardown(stop);
+  openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 20 });
+  receiver.answer = () => ({ status: 200, body: 'ok', delayMs: 20 });
   const { services } = cluster;
-  const { key, bot } = await scaleOwnerWithBot(services, 'Survivor');
-  const hook = await services.webhooks.create(bot.id, receiver.url, ['conversation.started', 'message.received']);
-  receiver.secrets.push(hook.secret);
 
   const victim = cluster.gateways[1]!;
   const calls: Call[] = [];

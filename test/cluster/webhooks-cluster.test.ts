@@ -1,7 +1,5 @@
 import t from 'tap';
-import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
-import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
-import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, webhookCluster } from '../support/gateway-cluster.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS = 40;
@@ -11,29 +9,14 @@ const MESSAGES = 5;
 // delivery: each delivery must see attempts 1, 2 and 3 exactly once each, a retry delay apart,
 // whichever gateways made them.
 t.test('each delivery is attempted exactly once per schedule step across three gateways', async (t) => {
-  const openai = await fakeOpenAi().start();
+  const { cluster, openai, receiver, key, bot, hook, stop } = await webhookCluster('Hooks', {
+    RATE_LIMIT_PER_MINUTE: '100000',
+  });
+  t.teardown(stop);
   openai.behaviour = () => ({ text: 'ok' });
-  const receiver = await new WebhookReceiver().start();
   receiver.answer = (request) =>
     Number(request.headers['x-switchboard-attempt']) <= 2 ? { status: 503, body: 'busy' } : { status: 200, body: 'ok' };
-  const cluster = await startGatewayCluster(3, {
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    CONVERSATION_RATE_LIMIT: '1000',
-    WEBHOOK_ALLOW_PRIVATE: '1',
-    WEBHOOK_RETRY_DELAYS: '1,1,1',
-    WEBHOOK_POLL_MS: '50',
-  });
-  t.teardown(async () => {
-    await cluster.stop();
-    await receiver.stop();
-    await openai.stop();
-  });
   const { services } = cluster;
-  const { key, bot } = await scaleOwnerWithBot(services, 'Hooks');
-  const hook = await services.webhooks.create(bot.id, receiver.url, ['conversation.started', 'message.received']);
-  receiver.secrets.push(hook.secret);
 
   await Promise.all(
     Array.from({ length: SESSIONS }, async (_, s) => {

@@ -3,6 +3,8 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts';
+import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { spawnGateway, type GatewayProcess } from './gateway-process.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
 
@@ -57,6 +59,37 @@ export async function scaleOwnerWithBot(services: Services, name: string) {
   const { key } = await services.apiKeys.create(owner.id, 'load');
   const bot = await services.chatbots.create(owner.id, { name });
   return { owner, key, bot };
+}
+
+/**
+ * Three gateways talking to a fake OpenAI and delivering `conversation.started` and `message.received`
+ * of one Scale owner's chatbot to a webhook receiver, with retries a millisecond apart; `env` adds to
+ * or overrides the gateways' settings. The test sets the LLM's behaviour and the receiver's answers.
+ */
+export async function webhookCluster(name: string, env: Record<string, string>) {
+  const openai = await fakeOpenAi().start();
+  const receiver = await new WebhookReceiver().start();
+  const cluster = await startGatewayCluster(3, {
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    CONVERSATION_RATE_LIMIT: '1000',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_RETRY_DELAYS: '1,1,1',
+    WEBHOOK_POLL_MS: '50',
+    ...env,
+  });
+  const { key, bot } = await scaleOwnerWithBot(cluster.services, name);
+  const hook = await cluster.services.webhooks.create(bot.id, receiver.url, [
+    'conversation.started',
+    'message.received',
+  ]);
+  receiver.secrets.push(hook.secret);
+  const stop = async () => {
+    await cluster.stop();
+    await receiver.stop();
+    await openai.stop();
+  };
+  return { cluster, openai, receiver, key, bot, hook, stop };
 }
 
 /** What one chat call came to: its HTTP status and reply, or the network error (a killed gateway). */
