@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { newOwnerToken, parseOwnerToken, type OwnerToken } from './owner-token.ts';
-import type { RedisClient } from './redis-client.ts';
+import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /** An invitation to set a dashboard password: its one-time token and when it stops working. */
@@ -39,11 +39,10 @@ export class InviteStore {
   async find(token: unknown): Promise<OwnerToken | undefined> {
     const presented = parseOwnerToken(token);
     if (!presented) return undefined;
-    // Read in a transaction, never from the client-side cache: an invitation just replaced or used
-    // through another gateway must not look pending here.
-    const [stored] = (await this.redis.multi().get(this.keys.invite(presented.userId)).exec()) as unknown as [
-      string | null,
-    ];
+    // An invitation just replaced or used through another gateway must not look pending here.
+    const stored = await readPastCache<string | null>(this.redis, (multi) =>
+      multi.get(this.keys.invite(presented.userId)),
+    );
     return stored === presented.hash ? presented : undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { LuaScript } from './lua-script.ts';
 import type { OwnerToken } from './owner-token.ts';
-import type { RedisClient } from './redis-client.ts';
+import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 import { END_SESSIONS_LUA } from './session-store.ts';
 
@@ -49,9 +49,8 @@ export class PasswordStore {
 
   /** The stored hash, or undefined when the owner has not set a password yet. */
   async get(userId: string): Promise<string | undefined> {
-    // Read in a transaction, never from the client-side cache: a password just changed through
-    // another gateway (or the CLI) must not still let the old one in.
-    const [hash] = (await this.redis.multi().get(this.keys.password(userId)).exec()) as unknown as [string | null];
+    // A password just changed through another gateway (or the CLI) must not still let the old one in.
+    const hash = await readPastCache<string | null>(this.redis, (multi) => multi.get(this.keys.password(userId)));
     return hash ?? undefined;
   }
 }

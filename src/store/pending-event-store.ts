@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { StoredPendingEntry } from '../events/pending-event.ts';
 import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
+import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /**
@@ -122,9 +122,9 @@ export class PendingEventStore {
 
   /** Whether the chatbot has any entry left. */
   async hasEntries(chatbotId: string): Promise<boolean> {
-    const [count] = (await this.redis.multi().zCard(this.keys.pendingEventsDue(chatbotId)).exec()) as unknown as [
-      number,
-    ];
+    const count = await readPastCache<number>(this.redis, (multi) =>
+      multi.zCard(this.keys.pendingEventsDue(chatbotId)),
+    );
     return count > 0;
   }
 

@@ -1,5 +1,5 @@
 import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
+import { readPastCache, type RedisClient } from './redis-client.ts';
 
 // KEYS: lease. ARGV: holder, ttl ms. Takes the right when free, renews it when already held.
 const HOLD = new LuaScript(`
@@ -42,7 +42,7 @@ export class ProcessLease {
   /** Whether any process holds the right now. */
   async held(key: string): Promise<boolean> {
     // Not from the client-side cache: an expiry may not have reached it yet.
-    const [exists] = (await this.redis.multi().exists(key).exec()) as unknown as [number];
+    const exists = await readPastCache<number>(this.redis, (multi) => multi.exists(key));
     return exists === 1;
   }
 }

@@ -59,6 +59,25 @@ function createCachingClient(
   });
 }
 
+/**
+ * One read sent as a transaction, so that the server answers it and the client-side cache never does:
+ * for a value that another process (or this one, a moment ago) may just have changed, before the
+ * cache has heard of it. `read` adds the one command to the transaction.
+ */
+export async function readPastCache<T>(
+  redis: RedisClient,
+  read: (multi: RedisTransaction) => { exec(): Promise<unknown> },
+): Promise<T> {
+  const [value] = (await read(startTransaction(redis)).exec()) as [T];
+  return value;
+}
+
+/** A transaction of the process's client, with typed commands (`multi`'s own return type is generic). */
+type RedisTransaction = ReturnType<typeof startTransaction>;
+function startTransaction(redis: RedisClient) {
+  return redis.multi();
+}
+
 /** Where Redis is, without credentials. */
 function where(endpoint: RedisEndpoint): string {
   if ('socketPath' in endpoint) return endpoint.socketPath;

@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { LuaScript } from './lua-script.ts';
 import { ProcessLease } from './process-lease.ts';
-import type { RedisClient } from './redis-client.ts';
+import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /**
@@ -107,11 +107,10 @@ export class WhatsAppStore {
   }
 
   async find(chatbotId: string): Promise<WhatsAppConnection | undefined> {
-    // Read in a transaction, never from the client-side cache: a process acts on a change signalled
-    // by another process (or written by itself a moment ago) before the cache may have heard of it.
-    const [row] = (await this.redis.multi().hGetAll(this.keys.whatsapp(chatbotId)).exec()) as unknown as [
-      Record<string, string>,
-    ];
+    // A process acts on a change signalled by another process (or written by itself a moment ago).
+    const row = await readPastCache<Record<string, string>>(this.redis, (multi) =>
+      multi.hGetAll(this.keys.whatsapp(chatbotId)),
+    );
     if (!row.state) return undefined;
     return {
       chatbot_id: chatbotId,
@@ -173,10 +172,7 @@ export class WhatsAppStore {
    * from the client-side cache, which could answer with a value from before this process's last write.
    */
   async readCreds(chatbotId: string): Promise<string | null> {
-    const [creds] = (await this.redis.multi().get(this.keys.whatsappCreds(chatbotId)).exec()) as unknown as [
-      string | null,
-    ];
-    return creds;
+    return readPastCache<string | null>(this.redis, (multi) => multi.get(this.keys.whatsappCreds(chatbotId)));
   }
 
   /** Writes the creds, as the socket lease's `holder` (see WRITE_AUTH). */
@@ -187,10 +183,9 @@ export class WhatsAppStore {
   /** Serialized signal keys by field (`<type>-<id>`), null where there is none. */
   async readKeys(chatbotId: string, fields: string[]): Promise<Array<string | null>> {
     if (fields.length === 0) return [];
-    const [values] = (await this.redis.multi().hmGet(this.keys.whatsappKeys(chatbotId), fields).exec()) as unknown as [
-      Array<string | null>,
-    ];
-    return values;
+    return readPastCache<Array<string | null>>(this.redis, (multi) =>
+      multi.hmGet(this.keys.whatsappKeys(chatbotId), fields),
+    );
   }
 
   /**
