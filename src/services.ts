@@ -50,8 +50,6 @@ export interface Services {
   webhooks: WebhookStore;
   deliveries: DeliveryStore;
   outbox: WebhookOutbox;
-  /** Where events go: the outbox, unless a test replaced it. */
-  events: EventSink;
   /** Writes the deliveries of events recorded with what they report (and of those left pending). */
   relay: EventRelay;
   ingestion: IngestionQueue;
@@ -130,7 +128,6 @@ export function createServices(
     webhooks,
     deliveries,
     outbox,
-    events,
     relay,
     ingestion,
     intake: new SourceIntake(sources, ingestion, clock),

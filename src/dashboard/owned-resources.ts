@@ -8,7 +8,7 @@ import type { Webhook } from '../store/webhook-store.ts';
 import { isUuid } from '../uuid.ts';
 
 /** The stores an ownership check reads. */
-export type OwnershipDeps = Pick<Services, 'chatbots' | 'sources' | 'webhooks' | 'deliveries' | 'agents'>;
+type OwnershipDeps = Pick<Services, 'chatbots' | 'sources' | 'webhooks' | 'deliveries' | 'agents'>;
 
 /**
  * Resolves an id from a dashboard request to the signed-in owner's resource. Another owner's id, an

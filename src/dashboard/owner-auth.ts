@@ -9,10 +9,10 @@ import { checkPassword, decoyHash, hashPassword, PASSWORD_MAX_LENGTH, verifyPass
 /** The one answer to a sign-in that failed for any reason but the rate limit. */
 export const BAD_CREDENTIALS = 'Email or password is incorrect.';
 /** The answer to an invitation link that is unknown, used or expired. */
-export const BAD_INVITE = 'This invitation link is invalid, used or expired.';
+const BAD_INVITE = 'This invitation link is invalid, used or expired.';
 
 /** How long an invitation link works unless told otherwise. */
-export const INVITE_TTL_HOURS = 72;
+const INVITE_TTL_HOURS = 72;
 
 /** A new dashboard session for an owner. */
 export interface SignedIn {

@@ -6,7 +6,7 @@ import { optionalBoolean, optionalString, requiredString } from './dashboard-bod
 import { jsonBody, type JsonRequest } from './json-body.ts';
 
 /** The dashboard's chatbot: SPEC's detail view plus the model, which only the owner sees. */
-export function dashboardChatbotView(chatbot: Chatbot) {
+function dashboardChatbotView(chatbot: Chatbot) {
   return { ...chatbotDetailView(chatbot), model: chatbot.model };
 }
 

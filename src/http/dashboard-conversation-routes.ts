@@ -7,7 +7,7 @@ import { optionalString } from './dashboard-body.ts';
 import { jsonBody, type JsonRequest } from './json-body.ts';
 
 /** Conversations listed at most, newest activity first. */
-export const CONVERSATION_LIST_LIMIT = 200;
+const CONVERSATION_LIST_LIMIT = 200;
 
 /**
  * Conversations of a chatbot on every channel (source, escalation, takeover state, last message),
@@ -75,7 +75,7 @@ export function registerDashboardConversationRoutes(server: Server, api: Dashboa
  * Leads as CSV: the built-in fields, then the chatbot's custom fields (in their configured order, then
  * any older field no longer configured), one row per lead, newest first.
  */
-export function leadsCsv(chatbot: Chatbot, leads: Lead[]): string {
+function leadsCsv(chatbot: Chatbot, leads: Lead[]): string {
   const custom = chatbot.settings.lead_fields.map((field) => field.name);
   for (const lead of leads) {
     for (const name of Object.keys(lead.custom_data)) if (!custom.includes(name)) custom.push(name);

@@ -5,7 +5,7 @@ import { requiredString } from './dashboard-body.ts';
 import { jsonBody, type JsonRequest } from './json-body.ts';
 
 /** Days the usage chart covers, today included. */
-export const USAGE_DAYS = 30;
+const USAGE_DAYS = 30;
 
 const agentView = ({ id, name, created_at, active }: Agent) => ({ id, name, created_at, active });
 

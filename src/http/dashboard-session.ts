@@ -5,14 +5,14 @@ import { AuthenticationError, ForbiddenError } from '../errors.ts';
 import type { DashboardSession, SessionStore } from '../store/session-store.ts';
 
 /** The dashboard's session cookie; its path keeps it away from every other route of the gateway. */
-export const SESSION_COOKIE = 'sb_session';
-export const SESSION_COOKIE_PATH = '/dashboard';
+const SESSION_COOKIE = 'sb_session';
+const SESSION_COOKIE_PATH = '/dashboard';
 /** The header the web app sends its session's CSRF token in, on every state-changing request. */
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 
-export const NOT_SIGNED_IN = 'Not signed in.';
-export const CROSS_SITE = 'Cross-site request refused.';
-export const BAD_CSRF = 'CSRF token missing or invalid.';
+const NOT_SIGNED_IN = 'Not signed in.';
+const CROSS_SITE = 'Cross-site request refused.';
+const BAD_CSRF = 'CSRF token missing or invalid.';
 
 /** A request that carries a valid dashboard session. */
 export interface DashboardRequest extends Request {

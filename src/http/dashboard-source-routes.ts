@@ -9,7 +9,7 @@ import { optionalString, requiredString } from './dashboard-body.ts';
 import { jsonBody, readBody, type JsonRequest } from './json-body.ts';
 
 /** The header an upload names its file in (percent-encoded, as `encodeURIComponent` writes it). */
-export const FILENAME_HEADER = 'x-filename';
+const FILENAME_HEADER = 'x-filename';
 
 /**
  * Training sources: the list with live status (the web app polls it while any source is still being

@@ -30,7 +30,7 @@ export function jsonBody() {
 }
 
 /** How much of a body is read, and what a larger one is told. */
-export interface BodyLimit {
+interface BodyLimit {
   limit: number;
   tooLarge: string;
 }

@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** What the keyword `private` stands for: loopback, RFC 1918, unique-local and link-local ranges. */
-export const PRIVATE_RANGES = [
+const PRIVATE_RANGES = [
   '127.0.0.0/8',
   '10.0.0.0/8',
   '172.16.0.0/12',

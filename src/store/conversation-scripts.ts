@@ -4,7 +4,7 @@ import { PENDING_ENTRIES } from './pending-event-store.ts';
 // The conversation scripts of ConversationStore: each runs in the chatbot's hash slot ({b:<id>}).
 
 // The one definition of a new conversation record, shared by the scripts that may create one.
-export const CREATE_CONVERSATION = `
+const CREATE_CONVERSATION = `
 local function create_conversation(meta, ids, id, chatbot, session, source, now)
   redis.call('HSET', meta, 'id', id, 'chatbot_id', chatbot, 'session_id', session, 'source', source,
     'created_at', now, 'escalated_at', '', 'taken_over_by', '', 'message_count', 0)

@@ -58,7 +58,7 @@ export class WebhookOutbox implements EventSink {
  * The delivery of a keyed event to one webhook: the same id whenever the event is emitted again, as
  * a UUID (version 8: derived from a SHA-256 of the key and the webhook id).
  */
-export function deliveryId(key: string, webhookId: string): string {
+function deliveryId(key: string, webhookId: string): string {
   const hex = createHash('sha256').update(`${key}/${webhookId}`).digest('hex');
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;

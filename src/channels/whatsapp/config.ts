@@ -18,7 +18,7 @@ export const RECONNECT_MAX_MS = 60_000;
 export const SEND_WAIT_MS = 60_000;
 
 /** A phone number for a pairing code: digits only, with the country code (7 to 15 digits, E.164). */
-export const PAIRING_PHONE = /^\d{7,15}$/;
+const PAIRING_PHONE = /^\d{7,15}$/;
 
 /** The conversation of a WhatsApp chat: `wa_` and the chat's JID, e.g. `wa_4915112345678@s.whatsapp.net`. */
 export function whatsappSessionId(jid: string): string {
