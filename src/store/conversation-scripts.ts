@@ -11,6 +11,16 @@ local function create_conversation(meta, ids, id, chatbot, session, source, now)
   redis.call('HSET', ids, id, session)
 end`;
 
+// The one definition of a message appended to a conversation: its list, count, last activity and place
+// in the chatbot's conversation index.
+const APPEND_MESSAGE = `
+local function append_message(meta, messages, index, message, now, session)
+  redis.call('RPUSH', messages, message)
+  redis.call('HINCRBY', meta, 'message_count', 1)
+  redis.call('HSET', meta, 'last_message_at', now)
+  redis.call('ZADD', index, now, session or redis.call('HGET', meta, 'session_id'))
+end`;
+
 // KEYS: meta, lease, messages, rate window, conversation index, id index, pending events, their due times.
 // ARGV: session, new conversation id, source, chatbot, now µs, user message JSON, rate limit,
 //       window µs, lease ms, history size, nonce, process id, pending entry id, entry due µs,
@@ -21,7 +31,7 @@ end`;
 // process that died before writing their deliveries), due again a grace period later.
 // Returns {'leased'}, {'rate-limited'} or {'started', conversation id, 1 if new, source, holder,
 // lease token, history, escalated at, the entry as recorded, overdue {id, entry} pairs}.
-export const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}${PENDING_ENTRIES}
+export const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'leased'} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -39,10 +49,7 @@ if redis.call('HGET', KEYS[1], 'message_count') == '0' then isNew = 1 end
 local token = ARGV[12] .. ':' .. redis.call('HINCRBY', KEYS[1], 'fence', 1)
 redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
 local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
-redis.call('RPUSH', KEYS[3], ARGV[6])
-redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-redis.call('HSET', KEYS[1], 'last_message_at', ARGV[5])
-redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
+append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[6], ARGV[5], ARGV[1])
 local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at')
 local entry = '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' .. cjson.encode(meta[1]) ..
   ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
@@ -57,7 +64,7 @@ return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], en
 // fallback message. Returns {outcome, consecutive fallback replies}.
 // The takeover check happens here, atomically with the append: the AI never answers a conversation
 // that a human holds, whatever any process's memory says.
-export const END_TURN = new LuaScript(`
+export const END_TURN = new LuaScript(`${APPEND_MESSAGE}
 local outcome = 'stored'
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
   outcome = 'lost-lease'
@@ -67,10 +74,7 @@ end
 local streak = 0
 if ARGV[2] ~= '' then
   if outcome == 'stored' then
-    redis.call('RPUSH', KEYS[3], ARGV[2])
-    redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-    redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
-    redis.call('ZADD', KEYS[5], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+    append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[2], ARGV[3])
     if ARGV[4] == '1' then
       streak = redis.call('HINCRBY', KEYS[1], 'fallback_streak', 1)
     else
@@ -134,15 +138,12 @@ return {'escalated', ARGV[1], meta[3], redis.call('HGETALL', KEYS[1]), entry}
 // KEYS: meta, messages, conversation index. ARGV: agent, message JSON, now µs.
 // An agent writes only into a conversation it holds; no lease is needed, since END_TURN discards the
 // AI's reply to a held conversation.
-export const APPEND_AGENT = new LuaScript(`
+export const APPEND_AGENT = new LuaScript(`${APPEND_MESSAGE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 if holder == '' then return 'not-held' end
 if holder ~= ARGV[1] then return {'held', holder} end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+append_message(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 return 'ok'
 `);
 
@@ -150,7 +151,7 @@ return 'ok'
 // The owner wrote from the messaging account itself (WhatsApp's linked phone): the conversation is
 // taken over by `holder` unless someone already holds it, and the message is stored as an agent's.
 // Returns 'missing' or {holder, 1 when this message took it over}.
-export const APPEND_OWNER = new LuaScript(`
+export const APPEND_OWNER = new LuaScript(`${APPEND_MESSAGE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 local took = 0
@@ -159,9 +160,6 @@ if holder == '' then
   took = 1
   redis.call('HSET', KEYS[1], 'taken_over_by', holder, 'taken_over_at', ARGV[3])
 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'message_count', 1)
-redis.call('HSET', KEYS[1], 'last_message_at', ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[3], redis.call('HGET', KEYS[1], 'session_id'))
+append_message(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 return {holder, took}
 `);

@@ -261,18 +261,23 @@ export class ConversationStore {
   /** Stores a human agent's reply; the agent must hold the conversation. */
   async appendAgentReply(chatbotId: string, sessionId: string, agent: string, content: string): Promise<StoredMessage> {
     const now = this.clock.nowMicros();
-    const reply = await APPEND_AGENT.run(
-      this.redis,
-      [
-        this.keys.conversation(chatbotId, sessionId),
-        this.keys.conversationMessages(chatbotId, sessionId),
-        this.keys.conversationsOf(chatbotId),
-      ],
-      [agent, JSON.stringify({ role: 'agent', content, at: now } satisfies RawMessage), now],
-    );
+    const reply = await APPEND_AGENT.run(this.redis, this.appendKeys(chatbotId, sessionId), [
+      agent,
+      agentMessage(content, now),
+      now,
+    ]);
     if (reply === 'not-held') throw new ConflictError('Take over the conversation before replying.');
     this.checkHold(reply);
     return { role: 'agent', content, created_at: formatTimestamp(now) };
+  }
+
+  /** The keys of the scripts that append an agent's message: meta, messages, conversation index. */
+  private appendKeys(chatbotId: string, sessionId: string): string[] {
+    return [
+      this.keys.conversation(chatbotId, sessionId),
+      this.keys.conversationMessages(chatbotId, sessionId),
+      this.keys.conversationsOf(chatbotId),
+    ];
   }
 
   /**
@@ -287,15 +292,11 @@ export class ConversationStore {
     content: string,
   ): Promise<{ message: StoredMessage; holder: string; tookOver: boolean } | undefined> {
     const now = this.clock.nowMicros();
-    const reply = await APPEND_OWNER.run(
-      this.redis,
-      [
-        this.keys.conversation(chatbotId, sessionId),
-        this.keys.conversationMessages(chatbotId, sessionId),
-        this.keys.conversationsOf(chatbotId),
-      ],
-      [holder, JSON.stringify({ role: 'agent', content, at: now } satisfies RawMessage), now],
-    );
+    const reply = await APPEND_OWNER.run(this.redis, this.appendKeys(chatbotId, sessionId), [
+      holder,
+      agentMessage(content, now),
+      now,
+    ]);
     if (reply === 'missing') return undefined;
     const [current, took] = reply as [string, number];
     return {
@@ -412,6 +413,11 @@ function fields(flat: string[]): Record<string, string> {
   const record: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i]!] = flat[i + 1]!;
   return record;
+}
+
+/** An agent's message as a conversation's list stores it. */
+function agentMessage(content: string, at: number): string {
+  return JSON.stringify({ role: 'agent', content, at } satisfies RawMessage);
 }
 
 function parseMessage(json: string): StoredMessage {
