@@ -91,12 +91,9 @@ export function createServices(
   const sources = new SourceStore(redis, keys, clock);
   const ingestion = new IngestionQueue(redis, keys);
   const apiKeys = new ApiKeyStore(redis, keys, clock);
-  const conversations = new ConversationStore(redis, keys, clock, { pendingGraceMs: config.PENDING_EVENT_GRACE_MS });
-  const relay = new EventRelay(
-    new PendingEventStore(redis, keys, clock, config.PENDING_EVENT_GRACE_MS),
-    events,
-    logger,
-  );
+  const pending = new PendingEventStore(redis, keys, clock, config.PENDING_EVENT_GRACE_MS);
+  const conversations = new ConversationStore(redis, keys, clock, pending);
+  const relay = new EventRelay(pending, events, logger);
   const signals = new SignalBus(redis, keys, logger);
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);

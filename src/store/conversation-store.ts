@@ -13,6 +13,7 @@ import {
   RENEW_LEASE,
   TAKE_OVER,
 } from './conversation-scripts.ts';
+import type { PendingEventStore } from './pending-event-store.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -120,14 +121,14 @@ export class ConversationStore {
   private readonly clock: Clock;
   /** Distinguishes this process's lease tokens from every other process's. */
   private readonly processId = randomUUID();
-  /** How long a pending entry waits for its deliveries before another process writes them. */
-  private readonly pendingGraceMs: number;
+  /** Where the pending entries of the events these scripts record are kept (and when they fall due). */
+  private readonly pending: PendingEventStore;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, options: { pendingGraceMs: number }) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, pending: PendingEventStore) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
-    this.pendingGraceMs = options.pendingGraceMs;
+    this.pending = pending;
   }
 
   /**
@@ -169,7 +170,7 @@ export class ConversationStore {
         randomUUID(),
         this.processId,
         entryId,
-        now + this.pendingGraceMs * 1000,
+        this.pending.dueAt(now),
         OVERDUE_PER_TURN,
       ],
     )) as [string, ...unknown[]];
@@ -347,15 +348,7 @@ export class ConversationStore {
         this.keys.pendingEvents(chatbotId),
         this.keys.pendingEventsDue(chatbotId),
       ],
-      [
-        now,
-        create ? randomUUID() : '',
-        chatbotId,
-        sessionId,
-        create?.source ?? '',
-        entryId,
-        now + this.pendingGraceMs * 1000,
-      ],
+      [now, create ? randomUUID() : '', chatbotId, sessionId, create?.source ?? '', entryId, this.pending.dueAt(now)],
     );
     if (reply === 'missing') throw new NotFoundError('Conversation not found.');
     if ((reply as string[])[0] === 'already') {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
+import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 // KEYS: user, month counter, day counter. ARGV: month ttl s, day ttl s, then plan/limit pairs.
@@ -32,6 +32,8 @@ end
 return 1
 `);
 
+/** How long a month's counter is kept: past the end of its month. */
+const MONTH_TTL_SECONDS = 40 * 24 * 3600;
 /** How long a day's counter is kept: the dashboard charts the last 30 days. */
 const DAY_TTL_SECONDS = 40 * 24 * 3600;
 
@@ -57,21 +59,21 @@ export class QuotaStore {
 
   /** Counts one user message if the account's plan still allows one this month. */
   async consume(userId: string): Promise<QuotaDecision> {
-    const args: Array<string | number> = [40 * 24 * 3600, DAY_TTL_SECONDS];
+    const args: Array<string | number> = [MONTH_TTL_SECONDS, DAY_TTL_SECONDS];
     for (const [plan, limit] of Object.entries(this.quotas)) args.push(plan, limit);
-    const keys = [this.keys.user(userId), this.counter(userId), this.dayCounter(userId, this.today())];
-    const reply = await CONSUME.run(this.redis, keys, args);
+    const reply = await CONSUME.run(this.redis, [this.keys.user(userId), ...this.counters(userId)], args);
     return reply === 1 ? 'counted' : reply === 0 ? 'exhausted' : 'unknown-account';
   }
 
   /** Gives back a message counted for a turn that was then refused. */
   async refund(userId: string): Promise<void> {
-    await REFUND.run(this.redis, [this.counter(userId), this.dayCounter(userId, this.today())], []);
+    await REFUND.run(this.redis, this.counters(userId), []);
   }
 
   /** Messages counted this month. */
   async used(userId: string): Promise<number> {
-    return Number((await this.redis.get(this.counter(userId))) ?? 0);
+    const [month] = this.counters(userId);
+    return Number((await this.redis.get(month)) ?? 0);
   }
 
   /** The plan's monthly limit (undefined for a plan PLAN_QUOTAS does not name). */
@@ -88,23 +90,19 @@ export class QuotaStore {
     const dates = Array.from({ length: days }, (_, i) =>
       new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
     );
-    const counts = (await this.redis
-      .multi()
-      .mGet(dates.map((date) => this.dayCounter(userId, date)))
-      .exec()) as unknown as [Array<string | null>];
-    return dates.map((date, i) => ({ date, messages: Number(counts[0][i] ?? 0) }));
+    const counts = await readPastCache<Array<string | null>>(this.redis, (multi) =>
+      multi.mGet(dates.map((date) => this.keys.quotaDay(userId, date))),
+    );
+    return dates.map((date, i) => ({ date, messages: Number(counts[i] ?? 0) }));
   }
 
   private today(): string {
     return new Date(this.clock.nowMicros() / 1000).toISOString().slice(0, 10);
   }
 
-  private dayCounter(userId: string, day: string): string {
-    return this.keys.quotaDay(userId, day);
-  }
-
-  private counter(userId: string): string {
-    const month = new Date(this.clock.nowMicros() / 1000).toISOString().slice(0, 7);
-    return this.keys.quota(userId, month);
+  /** The account's counters of this UTC month and day, from one reading of the clock. */
+  private counters(userId: string): [string, string] {
+    const day = this.today();
+    return [this.keys.quota(userId, day.slice(0, 7)), this.keys.quotaDay(userId, day)];
   }
 }

@@ -24,12 +24,9 @@ t.teardown(async () => {
 let now = 1_800_000_000_000_000;
 const clock = { nowMicros: () => now };
 const keys = new RedisKeys('sb:');
-const conversations = new ConversationStore(redis, keys, clock, { pendingGraceMs: 10_000 });
-const relay = new EventRelay(
-  new PendingEventStore(redis, keys, clock, 10_000),
-  { emit: () => Promise.resolve() },
-  createLogger('silent'),
-);
+const pending = new PendingEventStore(redis, keys, clock, 10_000);
+const conversations = new ConversationStore(redis, keys, clock, pending);
+const relay = new EventRelay(pending, { emit: () => Promise.resolve() }, createLogger('silent'));
 const user = await new AccountStore(redis, keys, clock, ['scale']).create('router@example.com', 'scale');
 const chatbot = await new ChatbotStore(redis, keys, clock).create(user.id, { name: 'Router Bot' });
 

@@ -30,8 +30,8 @@ const keys = new RedisKeys('sb:');
 const webhooks = new WebhookStore(redis, keys, clock, true);
 const deliveries = new DeliveryStore(redis, keys, clock, 30);
 const outbox = new WebhookOutbox(webhooks, deliveries, [60, 300, 900]);
-const conversations = new ConversationStore(redis, keys, clock, { pendingGraceMs: GRACE_MS });
 const pending = new PendingEventStore(redis, keys, clock, GRACE_MS);
+const conversations = new ConversationStore(redis, keys, clock, pending);
 /** Two gateways' relays over the same Redis. */
 const relays = [0, 1].map(() => new EventRelay(pending, outbox, createLogger('silent')));
 const owner = await new AccountStore(redis, keys, clock, ['scale']).create('relay@example.com', 'scale');
