@@ -41,9 +41,8 @@ export async function linkWhatsApp(
       throw new CliError('No gateway is running to link WhatsApp: start one (npm start) and try again.');
     }
     if (Date.now() - started > LINK_TIMEOUT_MS) {
-      // The gateway stops offering codes: the connection is unlinked, and its socket is closed.
-      await services.whatsapp.unlinked(chatbotId, 'the code was not used in time');
-      await services.signals.publish({ kind: 'channel', chatbot_id: chatbotId, channel: 'whatsapp' });
+      // The gateway stops offering codes.
+      await services.whatsappLinker.abandon(chatbotId, 'the code was not used in time');
       throw new CliError('WhatsApp linking timed out: the code was not used within 3 minutes.');
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Bot, webhookCallback, type Context } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
-import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
+import { ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
 import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
+import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
 import { telegramWebhookPath } from './config.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
@@ -66,9 +67,11 @@ export class TelegramChannel {
   /** Identifies this process as a poller holder. */
   private readonly holder = randomUUID();
   private stopped = false;
+  private readonly turns: MessagingChannel;
 
   constructor(deps: TelegramDeps) {
     this.deps = deps;
+    this.turns = { name: 'telegram', router: deps.router, logger: deps.logger, typingRenewMs: TYPING_RENEW_MS };
   }
 
   /** Starts every connected chatbot's bot. */
@@ -191,7 +194,7 @@ export class TelegramChannel {
       // The chat's next update waits only until this one is with its conversation actor.
       void this.converse(chatbot, running, inbound.chatId, inbound.sessionId, inbound.content);
     } catch (error) {
-      await this.fail(running, inbound.chatId, error);
+      await tellFailure(this.turns, running.connection.chatbotId, error, this.chat(running, inbound.chatId));
     }
   }
 
@@ -202,39 +205,13 @@ export class TelegramChannel {
     sessionId: string,
     content: string,
   ): Promise<void> {
-    const { outbound } = running;
-    let typing: NodeJS.Timeout | undefined;
-    try {
-      if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
-      const sendTyping = () => void outbound.typing(chatId).catch(() => {});
-      const onTyping = () => {
-        sendTyping();
-        typing ??= setInterval(sendTyping, TYPING_RENEW_MS);
-      };
-      const outcome = await this.deps.router.send({ chatbot, sessionId, content, channel: 'telegram', onTyping });
-      clearInterval(typing);
-      if (outcome.kind === 'failed') throw outcome.error;
-      if (outcome.kind === 'reply') await outbound.sendText(chatId, outcome.text);
-    } catch (error) {
-      clearInterval(typing);
-      await this.fail(running, chatId, error);
-    }
+    const chat = this.chat(running, chatId);
+    if (!chatbot.is_active) return tellFailure(this.turns, chatbot.id, new ValidationError('Chatbot is paused.'), chat);
+    await answerTurn(this.turns, { chatbot, sessionId, content }, chat);
   }
 
-  /** A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words. */
-  private async fail(running: Running, chatId: number, error: unknown): Promise<void> {
-    const chatbotId = running.connection.chatbotId;
-    // A message for a chatbot deleted meanwhile gets no answer (its channels are being disconnected).
-    if (error instanceof NotFoundError) return;
-    if (!(error instanceof DomainError)) {
-      this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'telegram message failed');
-      return;
-    }
-    await running.outbound
-      .sendText(chatId, error.detail)
-      .catch((sendError: unknown) =>
-        this.deps.logger.warn({ err: sendError, chatbot_id: chatbotId }, 'telegram notice not sent'),
-      );
+  private chat({ outbound }: Running, chatId: number): ChatLine {
+    return { send: (text) => outbound.sendText(chatId, text), typing: () => outbound.typing(chatId) };
   }
 }
 

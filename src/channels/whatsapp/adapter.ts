@@ -3,12 +3,13 @@ import type { BaileysEventMap } from '@whiskeysockets/baileys';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
 import { checkMessageText } from '../../conversations/message-text.ts';
-import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
+import { ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
+import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { VisitorPush } from '../../store/signal-bus.ts';
 import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
+import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
 import { PHONE_OWNER_HOLDER, SEND_WAIT_MS, whatsappJid } from './config.ts';
 import { mapWhatsAppUpsert, type WhatsAppInbound } from './inbound.ts';
@@ -49,9 +50,11 @@ export class WhatsAppChannel {
   private readonly chats = new PerKeyQueue<string>();
   private readonly holder = randomUUID();
   private stopped = false;
+  private readonly turns: MessagingChannel;
 
   constructor(deps: WhatsAppDeps) {
     this.deps = deps;
+    this.turns = { name: 'whatsapp', router: deps.router, logger: deps.logger, typingRenewMs: TYPING_RENEW_MS };
   }
 
   /** Starts a device for every chatbot that is linked or linking. */
@@ -134,35 +137,24 @@ export class WhatsAppChannel {
       if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
       const content = checkMessageText(inbound.content, 'message');
       // The chat's next message waits only until this one is with its conversation actor.
-      void this.converse(chatbot, inbound.jid, inbound.sessionId, content);
+      void answerTurn(
+        this.turns,
+        { chatbot, sessionId: inbound.sessionId, content },
+        this.chat(chatbotId, inbound.jid),
+      );
     } catch (error) {
-      await this.fail(chatbotId, inbound.jid, error);
+      await tellFailure(this.turns, chatbotId, error, this.chat(chatbotId, inbound.jid));
     }
   }
 
-  private async converse(chatbot: Chatbot, jid: string, sessionId: string, content: string): Promise<void> {
-    let typing: NodeJS.Timeout | undefined;
-    const showTyping = () =>
-      void this.devices
-        .get(chatbot.id)
-        ?.sender()
-        ?.typing(jid)
-        .catch(() => {});
-    const onTyping = () => {
-      showTyping();
-      typing ??= setInterval(showTyping, TYPING_RENEW_MS);
+  /** A chat, through the chatbot's socket as it is at each call (it may reconnect meanwhile). */
+  private chat(chatbotId: string, jid: string): ChatLine {
+    const sender = () => this.devices.get(chatbotId)?.sender();
+    return {
+      send: (text) => this.send(chatbotId, jid, text),
+      typing: async () => await sender()?.typing(jid),
+      doneTyping: async () => await sender()?.doneTyping(jid),
     };
-    try {
-      const outcome = await this.deps.router.send({ chatbot, sessionId, content, channel: 'whatsapp', onTyping });
-      clearInterval(typing);
-      if (outcome.kind === 'failed') throw outcome.error;
-      if (outcome.kind === 'reply') await this.send(chatbot.id, jid, outcome.text);
-      // A human took over while the AI worked: the chat stops showing it typing.
-      else if (typing) await this.devices.get(chatbot.id)?.sender()?.doneTyping(jid);
-    } catch (error) {
-      clearInterval(typing);
-      await this.fail(chatbot.id, jid, error);
-    }
   }
 
   /**
@@ -173,19 +165,6 @@ export class WhatsAppChannel {
     const sender = await this.devices.get(chatbotId)?.whenOpen(SEND_WAIT_MS);
     if (!sender) throw new SocketClosedError(chatbotId);
     await sender.sendText(jid, text);
-  }
-
-  /** A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words. */
-  private async fail(chatbotId: string, jid: string, error: unknown): Promise<void> {
-    // A message for a chatbot deleted meanwhile gets no answer (its channels are being disconnected).
-    if (error instanceof NotFoundError) return;
-    if (!(error instanceof DomainError)) {
-      this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'whatsapp message failed');
-      return;
-    }
-    await this.send(chatbotId, jid, error.detail).catch((sendError: unknown) =>
-      this.deps.logger.warn({ err: sendError, chatbot_id: chatbotId }, 'whatsapp notice not sent'),
-    );
   }
 }
 

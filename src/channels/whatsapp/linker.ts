@@ -40,6 +40,12 @@ export class WhatsAppLinker {
     return connection;
   }
 
+  /** Gives up linking: the connection is unlinked with the reason, and its socket closed. */
+  async abandon(chatbotId: string, reason: string): Promise<void> {
+    await this.store.unlinked(chatbotId, reason);
+    await this.signals.publish({ kind: 'channel', chatbot_id: chatbotId, channel: 'whatsapp' });
+  }
+
   /** Unlinks the device (the gateway holding the socket logs it out) and forgets the connection. */
   async disconnect(chatbotId: string): Promise<boolean> {
     if (!(await this.store.disconnect(chatbotId))) return false;
