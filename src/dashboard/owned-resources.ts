@@ -1,7 +1,6 @@
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import type { Agent } from '../store/agent-store.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { Source } from '../store/source-store.ts';
 import type { Webhook } from '../store/webhook-store.ts';
@@ -51,11 +50,11 @@ export class OwnedResources {
     return uuidOr(id, 'API key not found.');
   }
 
-  async agent(userId: string, id: unknown): Promise<Agent> {
+  /** An agent id of the owner's. */
+  async agentId(userId: string, id: unknown): Promise<string> {
     const agentId = uuidOr(id, 'Agent not found.');
-    const agent = (await this.deps.agents.list(userId)).find((candidate) => candidate.id === agentId);
-    if (!agent) throw new NotFoundError('Agent not found.');
-    return agent;
+    if ((await this.deps.agents.owner(agentId)) !== userId) throw new NotFoundError('Agent not found.');
+    return agentId;
   }
 
   /** A session id of one of the owner's chatbots; a malformed one is a conversation not found. */

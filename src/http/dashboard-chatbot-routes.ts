@@ -41,17 +41,16 @@ export function registerDashboardChatbotRoutes(server: Server, api: DashboardApi
   server.patch(`${base}/:chatbot_id`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
     const { body } = req as JsonRequest;
-    const active = optionalBoolean(body, 'is_active');
+    const isActive = optionalBoolean(body, 'is_active');
     const patch = {
       name: optionalString(body, 'name'),
       provider: optionalString(body, 'provider'),
       model: optionalString(body, 'model'),
       systemPrompt: optionalString(body, 'system_prompt'),
       fallbackMessage: optionalString(body, 'fallback_message'),
+      isActive,
     };
-    let updated = await services.chatbots.update(chatbot.id, patch);
-    if (active !== undefined) updated = await services.chatbots.setActive(chatbot.id, active);
-    res.send(200, dashboardChatbotView(updated));
+    res.send(200, dashboardChatbotView(await services.chatbots.update(chatbot.id, patch)));
   });
 
   server.del(`${base}/:chatbot_id`, auth, ownedChatbot, async (req: Request, res: Response) => {

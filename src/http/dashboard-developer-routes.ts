@@ -33,8 +33,8 @@ export function registerDashboardDeveloperRoutes(server: Server, api: DashboardA
     res.send(201, await services.agents.create(ownerOf(req), requiredString((req as JsonRequest).body, 'name')));
   });
   server.post(`${DASHBOARD_API}/agents/:agent_id/revoke`, auth, async (req: Request, res: Response) => {
-    const agent = await owned.agent(ownerOf(req), param(req, 'agent_id'));
-    res.send(200, agentView(await services.agents.revoke(agent.id)));
+    const agentId = await owned.agentId(ownerOf(req), param(req, 'agent_id'));
+    res.send(200, agentView(await services.agents.revoke(agentId)));
   });
 
   server.get(`${DASHBOARD_API}/usage`, auth, async (req: Request, res: Response) => {

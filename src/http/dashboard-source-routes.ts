@@ -27,7 +27,11 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
 
   server.get(`${base}/sources`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    res.send(200, await Promise.all((await services.sources.listForChatbot(chatbot.id)).map(view)));
+    const listed = await services.sources.listWithProgress(chatbot.id);
+    res.send(
+      200,
+      listed.map(({ source, progress }) => ({ ...operatorSourceView(source), progress })),
+    );
   });
 
   server.post(`${base}/sources`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {

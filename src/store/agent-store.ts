@@ -73,7 +73,7 @@ export class AgentStore {
 
   /** Revokes an agent by id (the operator's view: any owner). Its token stops working at once. */
   async revoke(agentId: string): Promise<Agent> {
-    const key = this.keys.agent(await this.ownerOf(agentId), agentId);
+    const key = this.keys.agent(await this.owner(agentId), agentId);
     const hash = await this.redis.hGet(key, 'token_hash');
     if (!hash) throw new NotFoundError('Agent not found.');
     await this.redis.del(this.keys.agentByHash(hash));
@@ -96,7 +96,8 @@ export class AgentStore {
     return (await this.redis.hGet(this.keys.agent(agent.user_id, agent.id), 'active')) === '1';
   }
 
-  private async ownerOf(agentId: string): Promise<string> {
+  /** The user id of the agent's owner. */
+  async owner(agentId: string): Promise<string> {
     const owner = await this.redis.get(this.keys.agentOwner(agentId));
     if (!owner) throw new NotFoundError('Agent not found.');
     return owner;

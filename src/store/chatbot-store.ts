@@ -36,7 +36,8 @@ export interface NewChatbot {
 }
 
 /** A change to some of a chatbot's own fields (`update`). */
-export type ChatbotPatch = Partial<NewChatbot>;
+/** What an update may change: the fields of a new chatbot, and whether it answers (pause). */
+export type ChatbotPatch = Partial<NewChatbot> & { isActive?: boolean };
 
 export const DEFAULT_MODELS: Record<Provider, string> = {
   chatgpt: 'gpt-4o-mini',
@@ -167,6 +168,7 @@ export class ChatbotStore {
     else if (model === '' || provider !== current.provider) fields.model = DEFAULT_MODELS[provider];
     if (patch.systemPrompt !== undefined) fields.system_prompt = checkSystemPrompt(patch.systemPrompt);
     if (patch.fallbackMessage !== undefined) fields.fallback_message = checkFallback(patch.fallbackMessage);
+    if (patch.isActive !== undefined) fields.is_active = patch.isActive ? '1' : '0';
     if (Object.keys(fields).length > 0) await this.redis.hSet(this.keys.chatbot(chatbotId), fields);
     return this.get(chatbotId);
   }

@@ -87,9 +87,18 @@ export class SourceStore {
 
   /** Live sources of a chatbot, newest first; equal times are ordered by id, descending. */
   async listForChatbot(chatbotId: string): Promise<Source[]> {
+    return (await this.liveRows(chatbotId)).map(toSource);
+  }
+
+  /** {@link listForChatbot}, each source with its progress line, from the same reads. */
+  async listWithProgress(chatbotId: string): Promise<Array<{ source: Source; progress: string }>> {
+    return (await this.liveRows(chatbotId)).map((row) => ({ source: toSource(row), progress: row.progress ?? '' }));
+  }
+
+  private async liveRows(chatbotId: string): Promise<Array<Record<string, string>>> {
     const ids = await this.redis.zRange(this.keys.sourcesOf(chatbotId), 0, -1, { REV: true });
     const rows = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.source(chatbotId, id))));
-    return rows.filter((row) => row.id && row.deleted === '0').map(toSource);
+    return rows.filter((row) => row.id && row.deleted === '0');
   }
 
   async get(sourceId: string): Promise<Source> {
