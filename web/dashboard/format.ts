@@ -1,8 +1,8 @@
-/** A gateway timestamp (`2026-11-21T21:06:33.123456+00:00`) as the browser's local date and time. */
+import { localTime } from '../shared/local-time.ts';
+
+/** A gateway timestamp in the browser's local date and time; `never` when there is none. */
 export function formatTime(timestamp: string | null, never = 'Never'): string {
-  if (!timestamp) return never;
-  const date = new Date(timestamp);
-  return Number.isNaN(date.getTime()) ? timestamp : date.toLocaleString();
+  return timestamp ? localTime(timestamp) : never;
 }
 
 /** A count with its noun, e.g. `1 page`, `3 pages`. */

@@ -164,6 +164,12 @@ export interface TelegramStatus {
   bot_username: string | null;
 }
 
+/** `GET /chatbots/:id/channels`: the messaging channels' connections (null where there is none). */
+export interface Channels {
+  telegram: TelegramStatus | null;
+  whatsapp: WhatsAppStatus | null;
+}
+
 export interface Agent {
   id: string;
   name: string;

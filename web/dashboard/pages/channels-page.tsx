@@ -1,23 +1,25 @@
-import type { FunctionComponent } from 'preact';
-import type { Chatbot } from '../types.ts';
+import type { Chatbot, Channels } from '../types.ts';
+import { useResource } from '../use-resource.ts';
 import { TelegramPanel } from './telegram-panel.tsx';
 import { WhatsAppPanel } from './whatsapp-panel.tsx';
 
-/** A messaging channel's panel on the Channels page. */
-export type ChannelPanel = FunctionComponent<{ chatbot: Chatbot }>;
+/** How often the link state is read again while the owner scans the WhatsApp code. */
+const LINKING_POLL_MS = 2000;
 
 /**
  * The channels a chatbot answers on besides the widget and the API, one panel each, side by side on
- * a wide screen.
+ * a wide screen. Both panels show the one read of the chatbot's connections, read again every 2 s
+ * while WhatsApp is linking (the gateway that holds the socket writes each new QR code).
  */
-export const CHANNEL_PANELS: ChannelPanel[] = [TelegramPanel, WhatsAppPanel];
-
 export function ChannelsPage({ chatbot }: { chatbot: Chatbot }) {
+  const channels = useResource<Channels>(`/chatbots/${chatbot.id}/channels`, {
+    pollMs: LINKING_POLL_MS,
+    poll: (data) => data.whatsapp?.state === 'linking',
+  });
   return (
     <div class="grid two channels">
-      {CHANNEL_PANELS.map((Panel, i) => (
-        <Panel key={i} chatbot={chatbot} />
-      ))}
+      <TelegramPanel chatbot={chatbot} channels={channels} />
+      <WhatsAppPanel chatbot={chatbot} channels={channels} />
     </div>
   );
 }

@@ -5,16 +5,15 @@ import { CopyField } from '../components/copy-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { publicBase } from '../format.ts';
 import { useSession } from '../session-context.ts';
-import type { Chatbot, TelegramStatus } from '../types.ts';
-import { useAction, useResource } from '../use-resource.ts';
+import type { Channels, Chatbot } from '../types.ts';
+import { useAction, type Resource } from '../use-resource.ts';
 
 /**
  * Telegram: connect a bot made with @BotFather (token and mode), see the connection as
  * `channel telegram` prints it (mode, webhook path, secret token), disconnect.
  */
-export function TelegramPanel({ chatbot }: { chatbot: Chatbot }) {
+export function TelegramPanel({ chatbot, channels }: { chatbot: Chatbot; channels: Resource<Channels> }) {
   const path = `/chatbots/${chatbot.id}/channels`;
-  const channels = useResource<{ telegram: TelegramStatus | null }>(path);
   const action = useAction();
   const [token, setToken] = useState('');
   const [mode, setMode] = useState<'webhook' | 'polling'>('webhook');

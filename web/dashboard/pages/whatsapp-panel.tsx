@@ -2,23 +2,16 @@ import { useState } from 'preact/hooks';
 import { send } from '../api.ts';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
-import type { Chatbot, WhatsAppStatus } from '../types.ts';
-import { useAction, useResource } from '../use-resource.ts';
-
-/** How often the link state is read again while the owner scans the code. */
-const LINKING_POLL_MS = 2000;
+import type { Channels, Chatbot } from '../types.ts';
+import { useAction, type Resource } from '../use-resource.ts';
 
 /**
  * WhatsApp: link the business's account as a linked device (QR code shown here, or a pairing code for
  * a phone number), see the link state (linked number; the reason when unlinked), unlink. The gateway
- * that holds the chatbot's WhatsApp socket writes each new QR code; the panel reads it every 2 s.
+ * that holds the chatbot's WhatsApp socket writes each new QR code; the Channels page reads it every 2 s.
  */
-export function WhatsAppPanel({ chatbot }: { chatbot: Chatbot }) {
+export function WhatsAppPanel({ chatbot, channels }: { chatbot: Chatbot; channels: Resource<Channels> }) {
   const path = `/chatbots/${chatbot.id}/channels`;
-  const channels = useResource<{ whatsapp: WhatsAppStatus | null }>(path, {
-    pollMs: LINKING_POLL_MS,
-    poll: (data) => data.whatsapp?.state === 'linking',
-  });
   const action = useAction();
   const [phone, setPhone] = useState('');
   const link = async (event: Event) => {
