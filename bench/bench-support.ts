@@ -37,3 +37,10 @@ export function millis(value: number): string {
   const whole = Math.floor(value);
   return whole === 0 ? '<1' : String(whole);
 }
+
+/** The median and the 99th percentile of latencies (the value at rank ⌊q·n⌋; 0 for none). */
+export function percentiles(values: number[]): { p50: number; p99: number } {
+  const sorted = Float64Array.from(values).sort();
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99) };
+}

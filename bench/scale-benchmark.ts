@@ -16,8 +16,9 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/services.ts';
 import { connectRedis } from '../src/store/redis-client.ts';
+import { scaleOwnerWithBot } from '../test/support/gateway-cluster.ts';
 import { startRedis } from '../test/support/redis-server.ts';
-import { describeMachine, durationSeconds, millis } from './bench-support.ts';
+import { describeMachine, durationSeconds, millis, percentiles } from './bench-support.ts';
 import { chatBody, FAKE_REPLY, replyBody, SESSIONS } from './chat-request.ts';
 
 const CONNECTIONS = 48;
@@ -53,9 +54,7 @@ export async function run(): Promise<number> {
   const client = await connectRedis({ url: redis.url }, createLogger('silent'));
   try {
     const services = createServices(client, loadConfig({ REDIS_URL: redis.url }), systemClock, createLogger('silent'));
-    const owner = await services.accounts.create('scale-bench@example.com', 'scale');
-    const { key } = await services.apiKeys.create(owner.id, 'bench');
-    const bot = await services.chatbots.create(owner.id, { name: 'Scale Bench' });
+    const { key, bot } = await scaleOwnerWithBot(services, 'Scale Bench');
     const path = `/api/v1/chatbots/${bot.id}/chat`;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const curve: Throughput[] = [];
@@ -186,12 +185,6 @@ async function chat(gateway: Gateway, path: string, headers: Record<string, stri
 
 async function expectReply(gateway: Gateway, path: string, headers: Record<string, string>) {
   await chat(gateway, path, headers, 'api-scale-check');
-}
-
-function percentiles(values: number[]): { p50: number; p99: number } {
-  const sorted = [...values].sort((x, y) => x - y);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p99: at(0.99) };
 }
 
 function report(curve: Throughput[], moving: Awaited<ReturnType<typeof leaseCost>>, machine: string): void {

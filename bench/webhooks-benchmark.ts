@@ -22,7 +22,7 @@ import { createServices, type Services } from '../src/services.ts';
 import { connectRedis, type RedisClient } from '../src/store/redis-client.ts';
 import { sign, USER_AGENT } from '../src/webhooks/webhook-sender.ts';
 import { startRedis } from '../test/support/redis-server.ts';
-import { describeMachine, durationSeconds } from './bench-support.ts';
+import { describeMachine, durationSeconds, percentiles } from './bench-support.ts';
 
 const HOST = '127.0.0.1';
 const CONCURRENCY = 32;
@@ -55,8 +55,8 @@ interface Measurement {
   inWindow: number;
   /** 2xx answered for this target in all, including after the window while attempts in flight finished. */
   total: number;
-  p50Ms: number;
-  p99Ms: number;
+  p50: number;
+  p99: number;
 }
 
 /** The dispatcher's measurement and what the store says about it. */
@@ -156,8 +156,8 @@ function printReport(baseline: Measurement, dispatcher: DispatcherFigures, durat
     `\`webhooks\`: signed ${EVENT} POSTs to a loopback receiver, ${CONCURRENCY} in flight, ${duration} s; ` +
       `deliveries/s against a got.post loop; ${dispatcher.commandsSent.toFixed(1)} Redis commands per delivery`,
     dispatcher.perSec.toFixed(0),
-    String(dispatcher.p50Ms),
-    String(dispatcher.p99Ms),
+    String(dispatcher.p50),
+    String(dispatcher.p99),
     baseline.perSec.toFixed(0),
     ratio.toFixed(2),
     machine,
@@ -390,12 +390,6 @@ function windowRate(start: ReceiverStats, end: ReceiverStats): { perSec: number;
   return { perSec: inWindow / ((end.atMs - start.atMs) / 1000), inWindow };
 }
 
-function percentiles(values: number[]): { p50Ms: number; p99Ms: number } {
-  const sorted = Float64Array.from(values).sort();
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return { p50Ms: at(0.5), p99Ms: at(0.99) };
-}
-
 /**
  * The loopback receiver, in a worker thread so it does not share an event loop with the client it
  * measures. It answers 200 as soon as a request's body has arrived, counts its 2xx, checks the
@@ -530,7 +524,7 @@ function serveReceiver(): void {
 }
 
 function figures(m: Measurement): [string, string, string, string, string] {
-  return [m.perSec.toFixed(1), String(m.p50Ms), String(m.p99Ms), String(m.inWindow), String(m.total)];
+  return [m.perSec.toFixed(1), String(m.p50), String(m.p99), String(m.inWindow), String(m.total)];
 }
 
 function verdict(met: boolean): string {

@@ -11,7 +11,12 @@ import type { ChunkRecord } from './chunk.ts';
 import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';
 import type { EngineHit, HybridHit, HybridQuery, SearchEngine } from './search-engine.ts';
 import { tokenize } from './text-tokenizer.ts';
-import { VectorIndex, type VectorIndexOptions, type VectorSearchMethod } from './vector-index.ts';
+import {
+  DEFAULT_VECTOR_SEARCH,
+  VectorIndex,
+  type VectorIndexOptions,
+  type VectorSearchMethod,
+} from './vector-index.ts';
 
 /** Options of the in-process engine; only `dimensions` is required. */
 export interface InProcessSearchEngineOptions {
@@ -55,7 +60,7 @@ export class InProcessSearchEngine implements SearchEngine {
     this.dimensions = dimensions;
     this.candidates = candidates;
     this.#vectorIndexOptions = { ...vectorIndex, dimensions };
-    this.vectorSearch = vectorIndex.method ?? 'hnsw';
+    this.vectorSearch = vectorIndex.method ?? DEFAULT_VECTOR_SEARCH;
   }
 
   /** Adds chunks, replacing any chunk with the same id; all of them or, on a bad embedding, none. */

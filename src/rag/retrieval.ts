@@ -85,7 +85,7 @@ export async function openRetrieval(
   } else {
     engine = new InProcessSearchEngine({
       dimensions: await dimensionsOf(embedder),
-      vectorIndex: { method: embedder.vectorSearch ?? 'hnsw' },
+      vectorIndex: { method: embedder.vectorSearch },
     });
   }
   logger.info({ engine: engine.name, embeddings: embedder.space }, 'retrieval ready');

@@ -40,6 +40,9 @@ export interface VectorIndexOptions {
   scanCandidates?: number;
 }
 
+/** How vectors are searched when the embedder does not say (model embeddings: HNSW keeps their recall). */
+export const DEFAULT_VECTOR_SEARCH: VectorSearchMethod = 'hnsw';
+
 /**
  * hnsw: M and efConstruction are pgvector's defaults, graph quality close to larger settings at a
  * fraction of the build time (about 1 ms per insert at 100k × 384 here); efSearch 200.
@@ -47,7 +50,7 @@ export interface VectorIndexOptions {
  * (24 and 300: 0.987; 48 and 100: 0.999 but slower); see docs/decisions.md.
  */
 const DEFAULTS = {
-  method: 'hnsw' as VectorSearchMethod,
+  method: DEFAULT_VECTOR_SEARCH,
   exactBelow: 1000,
   m: 16,
   efConstruction: 64,
