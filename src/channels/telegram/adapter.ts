@@ -8,6 +8,7 @@ import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
 import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
+import { LeaseKeeper } from '../lease-keeper.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
 import { telegramWebhookPath } from './config.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
@@ -234,42 +235,34 @@ class Poller {
   private readonly chatbotId: string;
   private readonly bot: Bot;
   private readonly deps: TelegramDeps;
-  private readonly holder: string;
-  private readonly leaseMs: number;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly lease: LeaseKeeper;
   private polling: Promise<void> | undefined;
 
   constructor(chatbotId: string, bot: Bot, deps: TelegramDeps, holder: string) {
     this.chatbotId = chatbotId;
     this.bot = bot;
     this.deps = deps;
-    this.holder = holder;
-    this.leaseMs = deps.pollerLeaseMs ?? 30_000;
+    const ttlMs = deps.pollerLeaseMs ?? 30_000;
+    this.lease = new LeaseKeeper({
+      ttlMs,
+      hold: () => deps.store.holdPoller(chatbotId, holder, ttlMs),
+      release: () => deps.store.releasePoller(chatbotId, holder),
+      onHeld: (held) => this.held(held),
+      onError: (error) => deps.logger.warn({ err: error, chatbot_id: chatbotId }, 'telegram poller lease'),
+    });
   }
 
   start(): void {
-    const tick = () => void this.tick();
-    this.timer = setInterval(tick, this.leaseMs / 3);
-    this.timer.unref();
-    tick();
+    this.lease.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.lease.stop();
     await this.halt();
-    await this.deps.store.releasePoller(this.chatbotId, this.holder).catch(() => {});
+    await this.lease.release();
   }
 
-  private async tick(): Promise<void> {
-    let held: boolean;
-    try {
-      held = await this.deps.store.holdPoller(this.chatbotId, this.holder, this.leaseMs);
-    } catch (error) {
-      this.deps.logger.warn({ err: error, chatbot_id: this.chatbotId }, 'telegram poller lease');
-      held = false;
-    }
-    if (this.timer === undefined) return;
+  private async held(held: boolean): Promise<void> {
     if (held && !this.polling) {
       this.polling = this.bot
         .start({ allowed_updates: ['message'], timeout: POLL_TIMEOUT_SECONDS })

@@ -2,6 +2,7 @@ import { DisconnectReason, jidNormalizedUser, type BaileysEventMap } from '@whis
 import type { Logger } from '../../logger.ts';
 import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { redisAuthState, type RedisAuthState } from './auth-state.ts';
+import { LeaseKeeper } from '../lease-keeper.ts';
 import { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './config.ts';
 import { WhatsAppOutbound } from './outbound.ts';
 import type { WhatsAppSocket, WhatsAppSocketFactory } from './socket.ts';
@@ -34,7 +35,7 @@ const FINAL_REASONS = new Map<number, string>([
 export class LinkedDevice {
   readonly chatbotId: string;
   private readonly deps: LinkedDeviceDeps;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly lease: LeaseKeeper;
   private retry: NodeJS.Timeout | undefined;
   private socket: WhatsAppSocket | undefined;
   private outbound: WhatsAppOutbound | undefined;
@@ -51,19 +52,23 @@ export class LinkedDevice {
     this.chatbotId = chatbotId;
     this.deps = deps;
     this.reconnectMs = deps.reconnectFirstMs ?? RECONNECT_FIRST_MS;
+    this.lease = new LeaseKeeper({
+      ttlMs: deps.leaseMs,
+      hold: () => deps.store.holdSocket(chatbotId, deps.holder, deps.leaseMs),
+      release: () => deps.store.releaseSocket(chatbotId, deps.holder),
+      onHeld: (held) => this.held(held),
+      onError: (error) => this.log().warn({ err: error }, 'whatsapp socket lease'),
+    });
   }
 
   start(): void {
-    const tick = () => void this.tick();
-    this.timer = setInterval(tick, this.deps.leaseMs / 3);
-    this.timer.unref();
-    tick();
+    this.lease.start();
   }
 
   /** Closes the socket (unlinking the device from the phone with `logout`) and lets go of the lease. */
   async stop(options: { logout?: boolean } = {}): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.lease.stop();
     await this.connecting;
     if (options.logout && this.socket && this.isOpen) {
       await this.socket.logout().catch((error: unknown) => this.log().warn({ err: error }, 'whatsapp logout failed'));
@@ -71,7 +76,7 @@ export class LinkedDevice {
     this.close();
     this.holding = false;
     this.wake();
-    await this.deps.store.releaseSocket(this.chatbotId, this.deps.holder).catch(() => {});
+    await this.lease.release();
   }
 
   /** The socket's sender, while this process has the socket open. */
@@ -102,16 +107,8 @@ export class LinkedDevice {
     return this.sender();
   }
 
-  private async tick(): Promise<void> {
-    let held: boolean;
-    try {
-      held = await this.deps.store.holdSocket(this.chatbotId, this.deps.holder, this.deps.leaseMs);
-    } catch (error) {
-      this.log().warn({ err: error }, 'whatsapp socket lease');
-      held = false;
-    }
+  private held(held: boolean): void {
     this.holding = held;
-    if (this.stopped) return;
     if (!held) this.wake();
     if (held && !this.socket && !this.retry && !this.connecting) this.connect();
     else if (!held && this.socket) this.close();
@@ -198,7 +195,7 @@ export class LinkedDevice {
     this.log().warn({ delay_ms: delay }, 'whatsapp disconnected; reconnecting');
     this.retry = setTimeout(() => {
       this.retry = undefined;
-      void this.tick();
+      void this.lease.renew();
     }, delay);
     this.retry.unref();
   }
