@@ -1,0 +1,72 @@
+import { ReconnectError } from '../../src/sources/connectors/connector-errors.ts';
+import {
+  createConnectorHttp,
+  DEFAULT_BASE_URLS,
+  type ConnectorBaseUrls,
+} from '../../src/sources/connectors/connector-http.ts';
+import type { ConnectorAuth, ConnectorContext } from '../../src/sources/connectors/connector.ts';
+
+/**
+ * Credentials for driving a connector directly in a test: `tokens[0]` is the current access token;
+ * each `refresh` moves to the next one (and counts), and past the last it throws `ReconnectError`
+ * with `reconnect` as the message, as a revoked grant does.
+ */
+export class TestAuth implements ConnectorAuth {
+  readonly secret: Record<string, string>;
+  readonly baseUrl: string;
+  refreshes = 0;
+  private readonly tokens: string[];
+  private readonly reconnect: string;
+
+  constructor(options: { secret?: Record<string, string>; baseUrl?: string; tokens?: string[]; reconnect?: string }) {
+    this.secret = options.secret ?? {};
+    this.baseUrl = options.baseUrl ?? '';
+    this.tokens = options.tokens ?? [options.secret?.token ?? ''];
+    this.reconnect = options.reconnect ?? 'Reconnect.';
+  }
+
+  async accessToken(): Promise<string> {
+    return this.tokens[this.refreshes]!;
+  }
+
+  async refresh(rejected: string): Promise<string> {
+    if (rejected !== this.tokens[this.refreshes]) return this.tokens[this.refreshes]!;
+    if (this.refreshes + 1 >= this.tokens.length) throw new ReconnectError(this.reconnect);
+    this.refreshes += 1;
+    return this.tokens[this.refreshes]!;
+  }
+}
+
+/**
+ * A connector context for loopback fakes: the SSRF guard lifted (fakes listen on 127.0.0.1), base
+ * URLs overridden as given, small limits where a test sets them, and Retry-After waits recorded
+ * (and slept for real, at most the `maxRetryAfterMs`).
+ */
+export function testConnectorContext(
+  options: {
+    auth?: ConnectorAuth;
+    baseUrls?: Partial<ConnectorBaseUrls>;
+    maxDocumentBytes?: number;
+    maxDocuments?: number;
+    allowPrivate?: boolean;
+    waits?: number[];
+  } = {},
+): ConnectorContext {
+  const limits = {
+    maxDocumentBytes: options.maxDocumentBytes ?? 20 * 1024 * 1024,
+    maxDocuments: options.maxDocuments ?? 500,
+  };
+  const http = createConnectorHttp({
+    baseUrls: { ...DEFAULT_BASE_URLS, ...options.baseUrls },
+    allowPrivate: options.allowPrivate ?? true,
+    timeoutMs: 10_000,
+    maxBytes: limits.maxDocumentBytes,
+    retries: 3,
+    maxRetryAfterMs: 5_000,
+    sleep: async (ms) => {
+      options.waits?.push(ms);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    },
+  });
+  return { auth: options.auth, http, limits };
+}
