@@ -1,5 +1,7 @@
 import { ConversationRouter } from './actors/conversation-router.ts';
 import { ingestionWorkerFor, type IngestionWorker } from './actors/ingestion-worker.ts';
+import { ConnectorReader } from './sources/connector-reader.ts';
+import { connectorLimits } from './sources/connectors/connector-settings.ts';
 import { dispatcherFromConfig, type WebhookDispatcher } from './actors/webhook-dispatcher.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -70,6 +72,11 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   };
   try {
     const services = createServices(handle.redis, config, clock, logger, options.events);
+    // Opens (or generates) the key connection secrets are sealed with now, so a missing or
+    // mismatched SECRET_KEY is reported at start rather than at the first connector source.
+    await services.keyring
+      .box()
+      .catch((error: unknown) => logger.error({ err: error }, 'connection secrets cannot be opened'));
     const dispatcher = dispatcherFromConfig(
       { deliveries: services.deliveries, webhooks: services.webhooks, clock, logger },
       config,
@@ -89,6 +96,13 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         embedder: retrieval.embedder,
         clock,
         logger,
+        connectors: new ConnectorReader({
+          connections: services.connections,
+          credentials: services.credentials,
+          http: services.connectorHttp,
+          limits: connectorLimits(config),
+          logger,
+        }),
       },
       config,
       2,
@@ -129,6 +143,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     // Sockets close first: an open websocket would hold the HTTP server's close forever.
     stack.push(() => sockets.close());
     logger.info({ port, host: config.HOST }, 'gateway listening');
+    // The CLI derives the links it prints (an OAuth sign-in) from the gateways' address, not its own.
+    if (config.PUBLIC_URL) await handle.redis.set(services.keys.gatewayPublicUrl(), config.PUBLIC_URL);
     return {
       port,
       services,

@@ -109,6 +109,35 @@ const schema = z.object({
    * nobody's, so the client address is the socket's peer.
    */
   TRUSTED_PROXIES: trustedProxies.default(TrustedProxies.none),
+  /**
+   * Encrypts connection secrets at rest (AES-256-GCM): 32 bytes as base64 or hex. Unset, a key is
+   * generated into DATA_DIR on first start; several gateways must then be given that same key.
+   */
+  SECRET_KEY: z.string().optional(),
+  /** Connector base URLs (tests and air-gapped installs point the SDKs elsewhere). */
+  GOOGLE_API_BASE_URL: url(['http:', 'https:']).optional(),
+  GOOGLE_OAUTH_BASE_URL: url(['http:', 'https:']).optional(),
+  NOTION_BASE_URL: url(['http:', 'https:']).optional(),
+  DROPBOX_API_BASE_URL: url(['http:', 'https:']).optional(),
+  DROPBOX_CONTENT_BASE_URL: url(['http:', 'https:']).optional(),
+  MICROSOFT_GRAPH_BASE_URL: url(['http:', 'https:']).optional(),
+  MICROSOFT_LOGIN_BASE_URL: url(['http:', 'https:']).optional(),
+  GITBOOK_API_BASE_URL: url(['http:', 'https:']).optional(),
+  YOUTUBE_BASE_URL: url(['http:', 'https:']).optional(),
+  /** OAuth clients of the services connected through the dashboard. */
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
+  DROPBOX_APP_KEY: z.string().optional(),
+  DROPBOX_APP_SECRET: z.string().optional(),
+  MICROSOFT_CLIENT_ID: z.string().optional(),
+  MICROSOFT_CLIENT_SECRET: z.string().optional(),
+  MICROSOFT_TENANT: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]{1,64}$/, { message: 'must be a tenant id or domain, or common' })
+    .default('common'),
+  /** Largest document a connector downloads, and most documents read behind one source. */
+  CONNECTOR_MAX_DOCUMENT_BYTES: positiveInt.default(20 * 1024 * 1024),
+  CONNECTOR_MAX_DOCUMENTS: positiveInt.default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

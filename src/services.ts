@@ -35,6 +35,15 @@ import { InviteStore } from './store/invite-store.ts';
 import { LoginGate } from './store/login-gate.ts';
 import { PasswordStore } from './store/password-store.ts';
 import { SessionStore } from './store/session-store.ts';
+import { ConnectionStore } from './store/connection-store.ts';
+import { SecretKeyring } from './connections/secret-keyring.ts';
+import { ConnectionCredentials } from './connections/connection-credentials.ts';
+import { oauthClients, type OAuthClient } from './connections/oauth-clients.ts';
+import { OAuthFlow } from './connections/oauth-flow.ts';
+import { ProcessLease } from './store/process-lease.ts';
+import { connectorBaseUrls } from './sources/connectors/connector-settings.ts';
+import { createConnectorHttp, type ConnectorHttp } from './sources/connectors/connector-http.ts';
+import type { ConnectionService } from './sources/connectors/connector.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
 export interface Services {
@@ -54,6 +63,17 @@ export interface Services {
   relay: EventRelay;
   ingestion: IngestionQueue;
   intake: SourceIntake;
+  /** Users' connections to knowledge services; their secrets sealed with the deployment's key. */
+  connections: ConnectionStore;
+  keyring: SecretKeyring;
+  /** Access tokens of connections, refreshed once across gateways. */
+  credentials: ConnectionCredentials;
+  /** The OAuth clients the configuration names, by service. */
+  oauthClients: Partial<Record<ConnectionService, OAuthClient>>;
+  /** Connecting a service with OAuth (dashboard and CLI). */
+  oauth: OAuthFlow;
+  /** How connectors and token requests reach services: SSRF guard, redirects, Retry-After. */
+  connectorHttp: ConnectorHttp;
   leads: LeadStore;
   leadCapture: LeadCapture;
   presence: AgentPresence;
@@ -89,6 +109,18 @@ export function createServices(
   const outbox = new WebhookOutbox(webhooks, deliveries, config.WEBHOOK_RETRY_DELAYS);
   const events = eventsOverride ?? outbox;
   const sources = new SourceStore(redis, keys, clock);
+  const keyring = new SecretKeyring({ redis, keys, secretKey: config.SECRET_KEY, dataDir: config.DATA_DIR, logger });
+  const connections = new ConnectionStore(redis, keys, clock, keyring);
+  const baseUrls = connectorBaseUrls(config);
+  const clients = oauthClients(config, baseUrls);
+  const connectorHttp = createConnectorHttp({
+    baseUrls,
+    allowPrivate: config.CRAWL_ALLOW_PRIVATE,
+    timeoutMs: 30_000,
+    maxBytes: config.CONNECTOR_MAX_DOCUMENT_BYTES,
+    retries: 3,
+    maxRetryAfterMs: 60_000,
+  });
   const ingestion = new IngestionQueue(redis, keys);
   const apiKeys = new ApiKeyStore(redis, keys, clock);
   const pending = new PendingEventStore(redis, keys, clock, config.PENDING_EVENT_GRACE_MS);
@@ -127,7 +159,22 @@ export function createServices(
     outbox,
     relay,
     ingestion,
-    intake: new SourceIntake(sources, ingestion, clock),
+    intake: new SourceIntake({ sources, queue: ingestion, clock, accounts, connections }),
+    connections,
+    keyring,
+    credentials: new ConnectionCredentials({
+      connections,
+      lease: new ProcessLease(redis),
+      keys,
+      clock,
+      logger,
+      oauth: clients,
+      googleTokenUrl: baseUrls.googleToken,
+      microsoftLoginUrl: baseUrls.microsoftLogin,
+    }),
+    oauthClients: clients,
+    oauth: new OAuthFlow({ redis, keys, connections, clients, clock, http: connectorHttp }),
+    connectorHttp,
     leads,
     leadCapture: new LeadCapture({ leads, relay, clock }),
     presence: new AgentPresence(redis, keys, clock),

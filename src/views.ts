@@ -1,4 +1,5 @@
 import type { Chatbot } from './store/chatbot-store.ts';
+import type { Connection } from './store/connection-store.ts';
 import type { Source } from './store/source-store.ts';
 
 /** SPEC's chatbot list view: exactly these fields. */
@@ -19,7 +20,27 @@ export function sourceView(source: Source) {
   return { id, type, title, url, status, page_count, created_at };
 }
 
-/** The operator's source object (CLI): SPEC's fields plus the chatbot and the failure reason. */
+/**
+ * The operator's source object (CLI, dashboard): SPEC's fields plus the chatbot, the failure reason,
+ * and for connector sources what they read (`reference`) and through which connection.
+ */
 export function operatorSourceView(source: Source) {
-  return { ...sourceView(source), chatbot_id: source.chatbot_id, error: source.error };
+  return {
+    ...sourceView(source),
+    chatbot_id: source.chatbot_id,
+    error: source.error,
+    ...(source.reference ? { reference: source.reference, connection_id: source.connection_id } : {}),
+  };
+}
+
+/** A connection as the CLI prints it (DESIGN's fields; the secret is never shown). */
+export function connectionView(connection: Connection) {
+  const { id, service, status, created_at } = connection;
+  return { id, service, status, created_at };
+}
+
+/** A connection as the dashboard lists it: also who or what is connected, and where. */
+export function dashboardConnectionView(connection: Connection) {
+  const { label, base_url } = connection;
+  return { ...connectionView(connection), label, base_url };
 }

@@ -10,7 +10,9 @@ import type { ChunkRecord, UnembeddedChunk } from '../rag/chunk.ts';
 import type { Embedder } from '../rag/embedder.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionClaim, IngestionQueue } from '../store/ingestion-queue.ts';
-import type { Source, SourceStore } from '../store/source-store.ts';
+import type { Source, SourceDocument, SourceStore } from '../store/source-store.ts';
+import type { ConnectorReader } from '../sources/connector-reader.ts';
+import { isConnectorType } from '../sources/connectors/connector.ts';
 
 /** Chunks embedded per call to the embedder. */
 const EMBED_BATCH = 64;
@@ -24,6 +26,16 @@ export interface IngestionDeps {
   clock: Clock;
   logger: Logger;
   crawl: Partial<CrawlOptions>;
+  /** Reads connector sources (Drive, Notion, …); without it they fail as not readable here. */
+  connectors?: ConnectorReader;
+}
+
+/** The documents of a source, chunk-id part, and page count as read. */
+interface ReadSource {
+  documents: Array<{ doc: ParsedDocument; url: string; key?: string; changeToken?: string; id?: string }>;
+  pageCount: number;
+  /** The title the source takes unless its owner gave one. */
+  title?: string;
 }
 
 /** Limits of the worker. */
@@ -136,22 +148,36 @@ export class IngestionWorker {
       await this.deps.sources.setProgress(source, line);
     };
     try {
-      const { documents, pageCount } = await this.read(source, progress);
+      const { documents, pageCount, title: readTitle } = await this.read(source, progress);
       await this.deps.sources.setStatus(source.id, 'processing');
-      // Pages of a crawl keep their own titles; a file or text is titled by its source.
-      const title = source.type === 'url' ? undefined : source.title || undefined;
-      const unembedded = documents
-        .flatMap(({ doc, url }) =>
-          chunkDocument(doc, { chatbotId: source.chatbot_id, sourceId: source.id, url, title }),
-        )
-        .map((chunk, position) => ({ ...chunk, id: `${source.id}:${position}`, position }));
+      // Pages of a crawl and documents of a connector keep their own titles; a file or text is
+      // titled by its source.
+      const ownTitles = source.type === 'url' || isConnectorType(source.type);
+      const title = ownTitles ? undefined : source.title || undefined;
+      const records = new Map<string, SourceDocument>();
+      let position = 0;
+      const unembedded = documents.flatMap(({ doc, url, key, id, changeToken }) => {
+        const chunks = chunkDocument(doc, { chatbotId: source.chatbot_id, sourceId: source.id, url, title });
+        if (id !== undefined)
+          records.set(id, { title: doc.title, change_token: changeToken ?? '', chunks: chunks.length });
+        // Connector chunks carry their document (`{source}:{document}:{n}`), so one can be replaced alone.
+        return chunks.map((chunk, n) => ({
+          ...chunk,
+          id: key === undefined ? `${source.id}:${position}` : `${source.id}:${key}:${n}`,
+          position: position++,
+        }));
+      });
       const chunks = await this.embed(unembedded, progress);
       // A source deleted meanwhile must not come back into retrieval.
       const live = await this.deps.sources.get(source.id).catch(() => undefined);
       if (!live) return;
       await this.deps.index.replaceSource(source.chatbot_id, source.id, chunks);
-      // A URL source is titled by its start page, unless the owner gave it a title.
-      const pageTitle = source.type === 'url' && !source.title ? documents[0]?.doc.title : undefined;
+      if (records.size > 0) await this.deps.sources.setDocuments(source, records);
+      // A URL source is titled by its start page, a connector source by its folder, space or
+      // document, unless the owner gave it a title.
+      const pageTitle = source.title
+        ? undefined
+        : (readTitle ?? (source.type === 'url' ? documents[0]?.doc.title : undefined));
       await this.deps.sources.setStatus(source.id, 'done', { pageCount, error: '', title: pageTitle });
       await progress('');
     } catch (error) {
@@ -163,10 +189,8 @@ export class IngestionWorker {
   }
 
   /** The documents of a source, and SPEC's page_count (pages indexed; 0 for single documents). */
-  private async read(
-    source: Source,
-    progress: (line: string) => Promise<void>,
-  ): Promise<{ documents: Array<{ doc: ParsedDocument; url: string }>; pageCount: number }> {
+  private async read(source: Source, progress: (line: string) => Promise<void>): Promise<ReadSource> {
+    if (isConnectorType(source.type)) return this.readConnector(source, progress);
     if (source.type === 'url') {
       await this.deps.sources.setStatus(source.id, 'crawling');
       const result = await crawlSite(source.url, this.deps.crawl, {
@@ -191,6 +215,26 @@ export class IngestionWorker {
     const doc = await parseDocument({ filename: source.title || 'file', bytes });
     const multiPage = /\.(pdf|pptx)$/i.test(source.title);
     return { documents: [{ doc, url: source.url }], pageCount: multiPage ? doc.pages.length : 0 };
+  }
+
+  private async readConnector(source: Source, progress: (line: string) => Promise<void>): Promise<ReadSource> {
+    if (!this.deps.connectors) throw new Error(`${source.type} sources are read by the gateways, not here`);
+    await this.deps.sources.setStatus(source.id, 'crawling');
+    const read = await this.deps.connectors.read(source, progress);
+    const only = read.documents[0]!;
+    // SPEC's page_count: documents indexed for a collection; pages or slides of a single paged file.
+    const pageCount = read.single ? (only.paged ? only.parsed.pages.length : 0) : read.documents.length;
+    return {
+      title: read.title,
+      pageCount,
+      documents: read.documents.map(({ key, document, parsed }) => ({
+        doc: parsed,
+        url: document.url,
+        key,
+        id: document.id,
+        changeToken: document.changeToken,
+      })),
+    };
   }
 
   private async embed(chunks: UnembeddedChunk[], progress: (line: string) => Promise<void>): Promise<ChunkRecord[]> {

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
+import { ValidationError } from '../errors.ts';
+import { BACKEND_ONLY_TYPES } from '../sources/connectors/connector.ts';
 import { runCommand } from './cli-runtime.ts';
 import { readPassword } from './password-prompt.ts';
 
-/** `user create|plan|password|invite` and `key create|list|revoke`. */
+/** `user create|plan|password|invite|connectors` and `key create|list|revoke`. */
 export function registerAccountCommands(program: Command): void {
   const user = program.command('user').description('owner accounts');
   user
@@ -36,6 +38,23 @@ export function registerAccountCommands(program: Command): void {
       ),
     );
 
+  user
+    .command('connectors')
+    .description('backend-only source types (onedrive, sharepoint, zendesk, gitbook) for an account')
+    .requiredOption('--user <id>', 'account id')
+    .option('--enable <types>', 'comma-separated types to enable')
+    .option('--disable <types>', 'comma-separated types to disable')
+    .action((opts: { user: string; enable?: string; disable?: string }) =>
+      runCommand(async (s) => {
+        const connectors = await s.accounts.setConnectors(
+          opts.user,
+          backendTypes(opts.enable),
+          backendTypes(opts.disable),
+        );
+        return { user_id: opts.user, connectors };
+      }),
+    );
+
   const key = program.command('key').description('API keys');
   key
     .command('create')
@@ -51,4 +70,15 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--user <id>', 'account id')
     .requiredOption('--key <id>', 'key id')
     .action((opts: { user: string; key: string }) => runCommand((s) => s.apiKeys.revoke(opts.user, opts.key)));
+}
+
+/** A comma-separated list of backend-only source types. */
+function backendTypes(list: string | undefined): string[] {
+  const types = (list ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const unknown = types.find((t) => !(BACKEND_ONLY_TYPES as readonly string[]).includes(t));
+  if (unknown !== undefined) throw new ValidationError(`connectors must be among: ${BACKEND_ONLY_TYPES.join(', ')}.`);
+  return types;
 }

@@ -3,6 +3,7 @@ import { registerAccountCommands } from './account-commands.ts';
 import { registerAgentCommands } from './agent-commands.ts';
 import { registerChannelCommands } from './channel-commands.ts';
 import { registerChatbotCommands } from './chatbot-commands.ts';
+import { registerConnectionCommands } from './connection-commands.ts';
 import { registerConversationCommands } from './conversation-commands.ts';
 import { registerLeadCommands } from './lead-commands.ts';
 import { registerSourceCommands } from './source-commands.ts';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerAccountCommands(program);
   registerChatbotCommands(program);
   registerSourceCommands(program);
+  registerConnectionCommands(program);
   registerConversationCommands(program);
   registerWebhookCommands(program);
   registerLeadCommands(program);

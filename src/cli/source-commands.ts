@@ -7,6 +7,7 @@ import { retrievalView } from '../rag/retrieval-view.ts';
 import type { Services } from '../services.ts';
 import type { Source } from '../store/source-store.ts';
 import { operatorSourceView } from '../views.ts';
+import { CONNECTOR_TYPES, isConnectorType } from '../sources/connectors/connector.ts';
 import { CliError, runCommand, type CommandContext } from './cli-runtime.ts';
 import { createProgressDisplay } from './progress-display.ts';
 
@@ -17,6 +18,7 @@ interface AddOptions {
   url?: string;
   file?: string;
   type?: string;
+  connection?: string;
   wait?: boolean;
 }
 
@@ -30,12 +32,13 @@ export function registerSourceCommands(program: Command): void {
     .option('--title <label>', 'label for the source')
     .option('--url <url>', 'website to crawl')
     .option('--file <path>', 'file to upload (PDF, DOCX, PPTX, TXT, MD, CSV)')
-    .option('--type <type>', 'backend source type, with --url')
+    .option('--type <type>', `source type read through a connector (${CONNECTOR_TYPES.join(', ')}), with --url`)
+    .option('--connection <id>', 'the connection a connector source reads through (default: the newest)')
     .option('--wait', 'return after the source reaches done or failed, showing progress')
     .action((opts: AddOptions) =>
       runCommand(async (s, context) => {
-        await s.chatbots.get(opts.bot);
-        const added = await add(s, opts);
+        const chatbot = await s.chatbots.get(opts.bot);
+        const added = await add(s, opts, chatbot.user_id);
         return operatorSourceView(opts.wait ? await waitFor(s, context, added) : added);
       }),
     );
@@ -70,11 +73,17 @@ export function registerSourceCommands(program: Command): void {
     );
 }
 
-async function add(s: Services, opts: AddOptions): Promise<Source> {
+async function add(s: Services, opts: AddOptions, userId: string): Promise<Source> {
   const kinds = [opts.text, opts.url, opts.file].filter((v) => v !== undefined).length;
   if (kinds !== 1) throw new CliError('source add: exactly one of --text, --url or --file is required');
   if (opts.type !== undefined && opts.type !== 'url') {
-    throw new CliError(`source add: --type ${opts.type} cannot be ingested yet (supported: url, file, text)`);
+    if (opts.url === undefined) throw new CliError(`source add: --type ${opts.type} takes --url with the link or id`);
+    return s.intake.addConnector(userId, opts.bot, {
+      type: opts.type,
+      reference: opts.url,
+      connectionId: opts.connection,
+      title: opts.title,
+    });
   }
   if (opts.text !== undefined) return s.intake.addText(opts.bot, opts.text, opts.title);
   if (opts.url !== undefined) return s.intake.addUrl(opts.bot, opts.url, opts.title);
@@ -84,10 +93,15 @@ async function add(s: Services, opts: AddOptions): Promise<Source> {
   return s.intake.addFile(opts.bot, opts.file!, bytes);
 }
 
-/** Ingests the source here when no gateway took it yet; otherwise follows its progress. */
+/**
+ * Follows a source's progress until it is done (printed) or failed (exit 1 with its reason for a
+ * connector source). A url, file or text source no gateway took yet is ingested here; connector
+ * sources are only ever read by the gateways, with their connections and settings.
+ */
 async function waitFor(s: Services, context: CommandContext, added: Source): Promise<Source> {
   const display = createProgressDisplay(process.stderr);
   try {
+    if (isConnectorType(added.type)) return await follow(s, added, display, true);
     const retrieval = await openRetrieval(context.redis, s.keys, context.config, s.signals, context.logger);
     const worker = ingestionWorkerFor(
       {
@@ -102,13 +116,23 @@ async function waitFor(s: Services, context: CommandContext, added: Source): Pro
       1,
     );
     await worker.ingestNow(added.chatbot_id, added.id, (line) => display.update(line));
-    for (;;) {
-      const current = await s.sources.get(added.id);
-      if (current.status === 'done' || current.status === 'failed') return current;
-      display.update((await s.sources.progress(current)) || current.status);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    return await follow(s, added, display, false);
   } finally {
     display.stop();
+  }
+}
+
+async function follow(
+  s: Services,
+  added: Source,
+  display: ReturnType<typeof createProgressDisplay>,
+  failOnFailure: boolean,
+): Promise<Source> {
+  for (;;) {
+    const current = await s.sources.get(added.id);
+    if (current.status === 'failed' && failOnFailure) throw new CliError(`source add: ${current.error}`);
+    if (current.status === 'done' || current.status === 'failed') return current;
+    display.update((await s.sources.progress(current)) || current.status);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

@@ -1,3 +1,4 @@
+import { registerDashboardConnectionRoutes } from './dashboard-connection-routes.ts';
 import type { Request, Response, Server } from 'restify';
 import type { Clock } from '../clock.ts';
 import { OwnedResources } from '../dashboard/owned-resources.ts';
@@ -70,6 +71,7 @@ export function registerDashboard(server: Server, deps: DashboardDeps): void {
   registerDashboardAuthRoutes(server, api);
   registerDashboardChatbotRoutes(server, api);
   registerDashboardSourceRoutes(server, api);
+  registerDashboardConnectionRoutes(server, api);
   registerDashboardWebhookRoutes(server, api);
   registerDashboardConversationRoutes(server, api);
   registerDashboardChannelRoutes(server, api);

@@ -73,7 +73,8 @@ function checkSameOrigin(req: Request, policy: CookiePolicy): void {
   if (host === undefined || host !== req.headers.host) throw new ForbiddenError(CROSS_SITE);
 }
 
-function sessionCookie(req: Request): string | undefined {
+/** The session cookie's value, when the request carries one. */
+export function sessionCookie(req: Request): string | undefined {
   const header = req.headers.cookie;
   return header ? parseCookie(header)[SESSION_COOKIE] : undefined;
 }

@@ -1,5 +1,6 @@
 import type { Request, Response, Server } from 'restify';
 import { ValidationError } from '../errors.ts';
+import { DASHBOARD_CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
 import type { Source } from '../store/source-store.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
@@ -42,7 +43,18 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     let source: Source;
     if (type === 'text') source = await services.intake.addText(chatbot.id, requiredString(body, 'text'), title);
     else if (type === 'url') source = await services.intake.addUrl(chatbot.id, requiredString(body, 'url'), title);
-    else throw new ValidationError('type must be text or url (files are uploaded to /files).');
+    else if (typeof type === 'string' && (DASHBOARD_CONNECTOR_TYPES as readonly string[]).includes(type)) {
+      source = await services.intake.addConnector(ownerOf(req), chatbot.id, {
+        type,
+        reference: requiredString(body, 'url'),
+        connectionId: optionalString(body, 'connection_id'),
+        title,
+      });
+    } else {
+      throw new ValidationError(
+        `type must be one of: text, url, ${DASHBOARD_CONNECTOR_TYPES.join(', ')} (files are uploaded to /files).`,
+      );
+    }
     res.send(201, await view(source));
   });
 

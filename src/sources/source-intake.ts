@@ -1,12 +1,22 @@
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
-import { ValidationError } from '../errors.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionQueue } from '../store/ingestion-queue.ts';
+import type { AccountStore } from '../store/account-store.ts';
+import type { Connection, ConnectionStore } from '../store/connection-store.ts';
 import type { Source, SourceStore } from '../store/source-store.ts';
+import {
+  BACKEND_ONLY_TYPES,
+  CONNECTOR_TYPES,
+  isConnectorType,
+  SERVICE_LABELS,
+  type Connector,
+} from './connectors/connector.ts';
+import { connectorFor } from './connectors/connector-registry.ts';
 
-const FILE_TYPES = ['pdf', 'docx', 'pptx', 'txt', 'md', 'csv'];
+const FILE_TYPES = ['pdf', 'docx', 'pptx', 'txt', 'md', 'csv', 'vtt', 'srt'];
 
 /**
  * Adding and deleting training sources: a new source is stored `pending` and queued for ingestion
@@ -16,13 +26,23 @@ export class SourceIntake {
   private readonly sources: SourceStore;
   private readonly queue: IngestionQueue;
   private readonly clock: Clock;
+  private readonly accounts: AccountStore;
+  private readonly connections: ConnectionStore;
   /** A local ingestion worker may look at once. */
   onQueued: () => void = () => {};
 
-  constructor(sources: SourceStore, queue: IngestionQueue, clock: Clock) {
-    this.sources = sources;
-    this.queue = queue;
-    this.clock = clock;
+  constructor(deps: {
+    sources: SourceStore;
+    queue: IngestionQueue;
+    clock: Clock;
+    accounts: AccountStore;
+    connections: ConnectionStore;
+  }) {
+    this.sources = deps.sources;
+    this.queue = deps.queue;
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.connections = deps.connections;
   }
 
   addText(chatbotId: string, text: string, title?: string): Promise<Source> {
@@ -43,11 +63,69 @@ export class SourceIntake {
     const name = path.basename(filename);
     const extension = path.extname(name).slice(1).toLowerCase();
     if (!FILE_TYPES.includes(extension)) {
-      throw new ValidationError('file must be a PDF, DOCX, PPTX, TXT, MD or CSV file.');
+      throw new ValidationError('file must be a PDF, DOCX, PPTX, TXT, MD, CSV, VTT or SRT file.');
     }
     if (bytes.length > MAX_FILE_BYTES) throw new ValidationError('file must be at most 20 MB.');
     if (bytes.length === 0) throw new ValidationError('file is empty.');
     return this.queued(chatbotId, { type: 'file', title: name, content: bytes });
+  }
+
+  /**
+   * Adds a source read through a connector: the type must be one the account may use (backend-only
+   * types need support to enable them), the reference one the connector reads, and the connection
+   * the owner's own, for the connector's service. Without a connection id, the owner's newest working
+   * connection of that service is used.
+   */
+  async addConnector(
+    userId: string,
+    chatbotId: string,
+    input: { type: string; reference: string; connectionId?: string; title?: string },
+  ): Promise<Source> {
+    if (!isConnectorType(input.type)) {
+      throw new ValidationError(`type must be one of: url, file, text, ${CONNECTOR_TYPES.join(', ')}.`);
+    }
+    if (BACKEND_ONLY_TYPES.includes(input.type)) {
+      const enabled = await this.accounts.enabledConnectors(userId);
+      if (!enabled.includes(input.type)) {
+        throw new ValidationError(`Source type ${input.type} is not enabled for this account.`);
+      }
+    }
+    const connector = await connectorFor(input.type);
+    const reference = connector.parseReference(input.reference.trim());
+    const connection = await this.connectionFor(userId, connector, input.connectionId);
+    return this.queued(chatbotId, {
+      type: input.type,
+      title: input.title,
+      reference,
+      connectionId: connection?.id ?? '',
+    });
+  }
+
+  private async connectionFor(
+    userId: string,
+    connector: Connector,
+    connectionId: string | undefined,
+  ): Promise<Connection | undefined> {
+    const service = connector.service;
+    if (connectionId !== undefined && connectionId !== '') {
+      const connection = await this.connections.get(connectionId);
+      if (connection.user_id !== userId) throw new NotFoundError('Connection not found.');
+      if (connection.service !== service) {
+        const wanted = service ? `a ${SERVICE_LABELS[service]} connection` : 'no connection';
+        throw new ValidationError(`${connector.type} sources need ${wanted}.`);
+      }
+      return connection;
+    }
+    // A connector that reads without one (a public help centre) uses a connection only when named.
+    if (service === null || connector.connectionOptional) return undefined;
+    const own = (await this.connections.listForUser(userId)).filter((c) => c.service === service);
+    const usable = own.find((c) => c.status === 'active') ?? own[0];
+    if (!usable) {
+      throw new ValidationError(
+        `Connect ${SERVICE_LABELS[service]} first: this account has no ${SERVICE_LABELS[service]} connection.`,
+      );
+    }
+    return usable;
   }
 
   async remove(sourceId: string, index: RetrievalIndex): Promise<void> {

@@ -70,6 +70,23 @@ export class AccountStore {
     return { ...account, plan };
   }
 
+  /** The backend-only source types support enabled for the account. */
+  async enabledConnectors(userId: string): Promise<string[]> {
+    const value = await this.redis.hGet(this.keys.user(userId), 'connectors');
+    return value ? value.split(',') : [];
+  }
+
+  /** Enables and disables backend-only source types for the account; returns the enabled ones. */
+  async setConnectors(userId: string, enable: string[], disable: string[]): Promise<string[]> {
+    await this.get(userId);
+    const enabled = new Set(await this.enabledConnectors(userId));
+    for (const type of enable) enabled.add(type);
+    for (const type of disable) enabled.delete(type);
+    const list = [...enabled].sort();
+    await this.redis.hSet(this.keys.user(userId), 'connectors', list.join(','));
+    return list;
+  }
+
   private checkPlan(plan: string): void {
     if (!this.plans.includes(plan)) {
       throw new ValidationError(`plan must be one of: ${this.plans.join(', ')}.`);

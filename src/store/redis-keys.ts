@@ -232,4 +232,34 @@ export class RedisKeys {
   loginAttemptsByAddress(address: string): string {
     return `${this.prefix}{login}:addr:${address}`;
   }
+  /** A user's connections to knowledge services (id by creation time), and one connection. */
+  connectionsOf(userId: string): string {
+    return `${this.prefix}{u:${userId}}:connections`;
+  }
+  connection(userId: string, connectionId: string): string {
+    return `${this.prefix}{u:${userId}}:connection:${connectionId}`;
+  }
+  connectionOwner(connectionId: string): string {
+    return `${this.prefix}connection-user:${connectionId}`;
+  }
+  /** Held by the one gateway that refreshes a connection's token (the others wait for its result). */
+  connectionRefresh(connectionId: string): string {
+    return `${this.prefix}connection-refresh:${connectionId}`;
+  }
+  /** A pending OAuth authorization (its `state`), kept ten minutes. */
+  oauthState(state: string): string {
+    return `${this.prefix}oauth-state:${state}`;
+  }
+  /** The fingerprint of the key connection secrets are sealed with (processes must share the key). */
+  secretKeyCheck(): string {
+    return `${this.prefix}secret-key-check`;
+  }
+  /** Each document of a connector source: its change token, title and chunk count (JSON by document id). */
+  sourceDocuments(chatbotId: string, sourceId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:source-docs:${sourceId}`;
+  }
+  /** The PUBLIC_URL the gateways are reached at, published by them so the CLI builds links from it. */
+  gatewayPublicUrl(): string {
+    return `${this.prefix}gateway-public-url`;
+  }
 }

@@ -35,6 +35,17 @@ export interface Source {
   page_count: number;
   created_at: string;
   error: string;
+  /** What a connector source reads (its canonical link or id); '' for url, file and text sources. */
+  reference: string;
+  /** The connection a connector source reads through; '' when none. */
+  connection_id: string;
+}
+
+/** What is stored of each document of a connector source, by document id. */
+export interface SourceDocument {
+  title: string;
+  change_token: string;
+  chunks: number;
 }
 
 /** What is known of a source when it is added. */
@@ -44,6 +55,8 @@ export interface NewSource {
   url?: string;
   /** The raw text of a `text` source, or the bytes of a `file` source. */
   content?: string | Buffer;
+  reference?: string;
+  connectionId?: string;
 }
 
 /** Training sources of a chatbot: newest first (created_at, then id, descending), soft delete. */
@@ -79,6 +92,8 @@ export class SourceStore {
       page_count: '0',
       created_at: String(createdAt),
       error: '',
+      reference: input.reference ?? '',
+      connection_id: input.connectionId ?? '',
       deleted: '0',
     });
     await this.redis.zAdd(this.keys.sourcesOf(chatbotId), { score: createdAt, value: id });
@@ -139,6 +154,21 @@ export class SourceStore {
     return (await this.redis.hGet(this.keys.source(source.chatbot_id, source.id), 'progress')) ?? '';
   }
 
+  /** Records the documents a connector source was built from (replacing the previous record). */
+  async setDocuments(source: Source, documents: Map<string, SourceDocument>): Promise<void> {
+    const key = this.keys.sourceDocuments(source.chatbot_id, source.id);
+    const fields = Object.fromEntries([...documents].map(([id, doc]) => [id, JSON.stringify(doc)]));
+    const multi = this.redis.multi().del(key);
+    if (documents.size > 0) multi.hSet(key, fields);
+    await multi.exec();
+  }
+
+  /** The documents recorded by {@link setDocuments}. */
+  async documents(source: Source): Promise<Map<string, SourceDocument>> {
+    const rows = await this.redis.hGetAll(this.keys.sourceDocuments(source.chatbot_id, source.id));
+    return new Map(Object.entries(rows).map(([id, json]) => [id, JSON.parse(json) as SourceDocument]));
+  }
+
   async softDelete(sourceId: string): Promise<void> {
     const source = await this.get(sourceId);
     await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), {
@@ -146,6 +176,7 @@ export class SourceStore {
       deleted_at: String(this.clock.nowMicros()),
     });
     await this.redis.zRem(this.keys.sourcesOf(source.chatbot_id), sourceId);
+    await this.redis.del(this.keys.sourceDocuments(source.chatbot_id, sourceId));
   }
 }
 
@@ -160,5 +191,7 @@ function toSource(row: Record<string, string>): Source {
     page_count: Number(row.page_count),
     created_at: formatTimestamp(Number(row.created_at)),
     error: row.error!,
+    reference: row.reference ?? '',
+    connection_id: row.connection_id ?? '',
   };
 }
