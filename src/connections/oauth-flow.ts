@@ -4,10 +4,18 @@ import { DomainError, ForbiddenError, UpstreamError, ValidationError } from '../
 import type { ConnectorHttp } from '../sources/connectors/connector-http.ts';
 import { SERVICE_LABELS, type ConnectionService } from '../sources/connectors/connector.ts';
 import type { Connection, ConnectionStore } from '../store/connection-store.ts';
+import { LuaScript } from '../store/lua-script.ts';
 import { readPastCache, type RedisClient } from '../store/redis-client.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
 import { isOAuthService, type OAuthClient, type OAuthService } from './oauth-clients.ts';
 import { InvalidGrantError, requestToken } from './token-endpoint.ts';
+
+// KEYS: state. Takes a pending authorization for its one exchange (two callbacks with one code race).
+const CLAIM = new LuaScript(`
+if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'exchanging')
+return 1
+`);
 
 /** An authorization waits this long for its callback. */
 export const OAUTH_STATE_TTL_SECONDS = 600;
@@ -19,7 +27,7 @@ export type OAuthStarter = { kind: 'dashboard'; sessionHash: string } | { kind: 
 export interface OAuthAttempt {
   service: OAuthService;
   userId: string;
-  status: 'pending' | 'done' | 'failed';
+  status: 'pending' | 'exchanging' | 'done' | 'failed';
   connectionId: string;
   error: string;
 }
@@ -144,6 +152,9 @@ export class OAuthFlow {
       throw new ForbiddenError('This sign-in was started in another browser session.');
     }
     const label = SERVICE_LABELS[service as OAuthService];
+    if ((await CLAIM.run(this.deps.redis, [this.deps.keys.oauthState(state)], [])) !== 1) {
+      throw new OAuthCallbackError('This sign-in was already used; start again.');
+    }
     try {
       if (query.error || !query.code) {
         throw new OAuthCallbackError(

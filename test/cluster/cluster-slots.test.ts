@@ -143,6 +143,17 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   const signedIn = await s.ownerAuth.signIn('cluster@example.com', 'correct horse battery', '127.0.0.1');
   await s.sessions.authenticate(signedIn.session.token);
   await s.ownerAuth.signOutEverywhere(owner.id);
+  // An OAuth sign-in the owner declined (its state taken once), and a connection with a sealed secret.
+  const state = await s.oauth.begin('dropbox', owner.id, { kind: 'cli' });
+  await t.rejects(s.oauth.complete('dropbox', { state, error: 'access_denied' }, '', `${base}/callback`), {
+    message: 'Dropbox access was not granted.',
+  });
+  const connection = await s.connections.create(owner.id, {
+    service: 'notion',
+    authKind: 'token',
+    secret: { token: 't' },
+  });
+  await s.connections.delete(connection.id);
   await s.apiKeys.revoke(owner.id, key.id);
   stopped = true;
   await app.stop();

@@ -90,17 +90,17 @@ export class OAuthFake {
       q.get('response_type') !== 'code' ||
       q.get('code_challenge_method') !== 'S256'
     ) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('invalid authorization request');
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.end('invalid authorization request');
       return;
     }
     const allow = new URL(this.authorizePath + '/allow', 'http://fake');
     for (const name of ['redirect_uri', 'state', 'code_challenge']) allow.searchParams.set(name, q.get(name) ?? '');
-    res
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(
-        `<!doctype html><title>Sign in</title><h1>Allow Switchboard to read your files?</h1>` +
-          `<p>Scopes: ${escapeHtml(q.get('scope') ?? '')}</p><a id="allow" href="${escapeHtml(allow.pathname + allow.search)}">Allow</a>`,
-      );
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      `<!doctype html><title>Sign in</title><h1>Allow Switchboard to read your files?</h1>` +
+        `<p>Scopes: ${escapeHtml(q.get('scope') ?? '')}</p><a id="allow" href="${escapeHtml(allow.pathname + allow.search)}">Allow</a>`,
+    );
   }
 
   private allow(url: URL, res: ServerResponse): void {
@@ -110,7 +110,8 @@ export class OAuthFake {
     const target = new URL(q.get('redirect_uri') ?? '');
     target.searchParams.set('code', code);
     target.searchParams.set('state', q.get('state') ?? '');
-    res.writeHead(302, { location: target.href }).end();
+    res.writeHead(302, { location: target.href });
+    res.end();
   }
 
   private token(req: IncomingMessage, form: TokenRequest, res: ServerResponse): void {
@@ -162,7 +163,8 @@ export class OAuthFake {
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
 }
 
 function escapeHtml(text: string): string {
