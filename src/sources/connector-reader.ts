@@ -8,7 +8,8 @@ import type { Logger } from '../logger.ts';
 import type { Connection, ConnectionStore } from '../store/connection-store.ts';
 import type { Source } from '../store/source-store.ts';
 import { ConnectorError, ReconnectError } from './connectors/connector-errors.ts';
-import type { ConnectorHttp } from './connectors/connector-http.ts';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { serializedHttp, type ConnectorHttp } from './connectors/connector-http.ts';
 import { connectorFor } from './connectors/connector-registry.ts';
 import {
   CONNECTOR_LABELS,
@@ -56,6 +57,9 @@ export class ConnectorReader {
     logger: Logger;
   };
 
+  /** One queue of requests per connection, shared by every source that reads through it here. */
+  private readonly queues = new Map<string, LimitFunction>();
+
   constructor(deps: ConnectorReader['deps']) {
     this.deps = deps;
   }
@@ -65,7 +69,7 @@ export class ConnectorReader {
     const connector = await connectorFor(type);
     const context: ConnectorContext = {
       auth: await this.auth(source, connector),
-      http: this.deps.http,
+      http: this.httpFor(source.connection_id),
       limits: this.deps.limits,
     };
     if (!context.auth && connector.service !== null && !connector.connectionOptional) {
@@ -123,6 +127,13 @@ export class ConnectorReader {
       );
     }
     return this.deps.credentials.forConnection(connection, this.deps.http);
+  }
+
+  private httpFor(connectionId: string): ConnectorHttp {
+    if (!connectionId) return this.deps.http;
+    let queue = this.queues.get(connectionId);
+    if (!queue) this.queues.set(connectionId, (queue = pLimit(1)));
+    return serializedHttp(this.deps.http, queue);
   }
 }
 

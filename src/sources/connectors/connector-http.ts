@@ -255,3 +255,12 @@ function formatBytes(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return mb >= 1 ? `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
 }
+
+/**
+ * The same HTTP layer with its requests run one at a time through `limit` (a connection's queue), so a
+ * gateway never sends a service two requests of one connection at once.
+ */
+export function serializedHttp(http: ConnectorHttp, limit: <T>(task: () => Promise<T>) => Promise<T>): ConnectorHttp {
+  const request: ConnectorHttp['request'] = (url, options) => limit(() => http.request(url, options));
+  return { baseUrls: http.baseUrls, request, fetch: fetchOver(request) };
+}
