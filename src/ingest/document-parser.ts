@@ -5,6 +5,7 @@ import { parseMarkdown } from './markdown-parser.ts';
 import type { ParsedDocument } from './parsed-document.ts';
 import { parsePdf } from './pdf-parser.ts';
 import { parsePptx } from './pptx-parser.ts';
+import { parseSubtitles } from './subtitle-parser.ts';
 import { parseText } from './text-parser.ts';
 
 /** The largest file `parseDocument` reads. */
@@ -26,13 +27,16 @@ const PARSERS: Record<string, Parser> = {
   md: parseMarkdown,
   markdown: parseMarkdown,
   csv: parseCsv,
+  vtt: parseSubtitles,
+  srt: parseSubtitles,
 };
 
 /**
- * Parses a PDF, DOCX, PPTX, TXT, MD or CSV file, chosen by its extension (case-insensitive), into a
- * titled document of pages (PDF pages, PPTX slides; one page for the other formats) whose sections
- * keep the headings. Throws `UnsupportedFileError` for other extensions, `SizeLimitError` over
- * `maxBytes` (default 20 MB), and `ParseError` for a file its parser cannot read.
+ * Parses a PDF, DOCX, PPTX, TXT, MD, CSV, VTT or SRT file, chosen by its extension (case-insensitive),
+ * into a titled document of pages (PDF pages, PPTX slides; one page for the other formats) whose
+ * sections keep the headings; subtitles become timestamped paragraphs. Throws `UnsupportedFileError`
+ * for other extensions, `SizeLimitError` over `maxBytes` (default 20 MB), and `ParseError` for a file
+ * its parser cannot read.
  */
 export async function parseDocument(file: DocumentFile, maxBytes = MAX_FILE_BYTES): Promise<ParsedDocument> {
   const extension = /\.([^./\\]+)$/.exec(file.filename)?.[1]?.toLowerCase() ?? '';

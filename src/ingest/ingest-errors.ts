@@ -1,5 +1,5 @@
 /** The formats `parseDocument` reads, as shown to users. */
-export const SUPPORTED_FORMATS = ['PDF', 'DOCX', 'PPTX', 'TXT', 'MD', 'CSV'] as const;
+export const SUPPORTED_FORMATS = ['PDF', 'DOCX', 'PPTX', 'TXT', 'MD', 'CSV', 'VTT', 'SRT'] as const;
 
 /** A file whose extension names a format the parser does not read. */
 export class UnsupportedFileError extends Error {

@@ -95,7 +95,7 @@ t.test('sources: add with --wait, retrieve, delete', async (t) => {
   );
   t.same(
     await runCli(['source', 'add', '--bot', bot.id, '--file', '/etc/hostname'], env),
-    failure('file must be a PDF, DOCX, PPTX, TXT, MD or CSV file.'),
+    failure('file must be a PDF, DOCX, PPTX, TXT, MD, CSV, VTT or SRT file.'),
   );
   t.same(
     await runCli(['source', 'add', '--bot', bot.id, '--file', '/nonexistent.md'], env),

@@ -179,7 +179,7 @@ t.test('sources: add text and url, upload a file, list with status, delete', asy
       new Uint8Array([1, 2, 3]),
       { 'x-filename': 'tool.exe' },
       400,
-      'file must be a PDF, DOCX, PPTX, TXT, MD or CSV file.',
+      'file must be a PDF, DOCX, PPTX, TXT, MD, CSV, VTT or SRT file.',
     ],
     ['files', new Uint8Array([1]), {}, 400, 'X-Filename header is required.'],
     ['files', new Uint8Array(0), { 'x-filename': 'empty.txt' }, 400, 'file is empty.'],

@@ -200,7 +200,7 @@ t.test('other extensions are refused with the list of supported types', async (t
     t.ok(error instanceof UnsupportedFileError, filename);
     t.equal(
       (error as Error).message,
-      `Unsupported file type: ${filename}. Supported types: PDF, DOCX, PPTX, TXT, MD, CSV.`,
+      `Unsupported file type: ${filename}. Supported types: PDF, DOCX, PPTX, TXT, MD, CSV, VTT, SRT.`,
     );
   }
 });

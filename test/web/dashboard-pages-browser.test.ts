@@ -96,7 +96,7 @@ t.test(
     await page.locator('.drop-zone').dispatchEvent('drop', { dataTransfer: dropped });
     await page
       .getByRole('alert')
-      .filter({ hasText: 'setup.exe: file must be a PDF, DOCX, PPTX, TXT, MD or CSV file.' })
+      .filter({ hasText: 'setup.exe: file must be a PDF, DOCX, PPTX, TXT, MD, CSV, VTT or SRT file.' })
       .waitFor();
     await page
       .locator('li.source-item[data-status="done"]')
