@@ -169,7 +169,12 @@ function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<Omit<Co
   const stream = got.stream(url, {
     method: req.method as 'GET',
     headers: req.headers,
-    ...(req.body !== undefined ? { body: req.body } : {}),
+    // A bodyless POST still needs its (empty) body ended, or got waits for one (Dropbox downloads).
+    ...(req.body !== undefined
+      ? { body: req.body }
+      : req.method !== 'GET' && req.method !== 'HEAD'
+        ? { body: '' }
+        : {}),
     timeout: { request: options.timeoutMs },
     followRedirect: false,
     retry: { limit: 0 },
