@@ -1,4 +1,5 @@
 import t from 'tap';
+import { FakeDropbox } from '../fakes/fake-dropbox.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
@@ -8,6 +9,7 @@ import { scaleAccount, startGateway } from '../support/gateway.ts';
 // --wait`, which only follows a gateway's ingestion), read by the gateway through the service's real
 // client library from a loopback fake, chunked with its document in the chunk ids, and answered from.
 const youtube = await new FakeYouTube().start();
+const dropbox = await new FakeDropbox().start();
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
 
@@ -19,10 +21,17 @@ const gw = await startGateway({
   OPENAI_API_KEY: 'sk-test',
   OPENAI_BASE_URL: `${openai.url}/v1`,
   YOUTUBE_BASE_URL: youtube.url,
+  DROPBOX_API_BASE_URL: dropbox.apiUrl,
+  DROPBOX_CONTENT_BASE_URL: dropbox.contentUrl,
+  DROPBOX_APP_KEY: 'fake-app-key',
+  DROPBOX_APP_SECRET: 'fake-app-secret',
+  // Small, so one document of a folder can be over it.
+  CONNECTOR_MAX_DOCUMENT_BYTES: '4096',
 });
 t.teardown(async () => {
   await gw.stop();
   await youtube.stop();
+  await dropbox.stop();
   await openai.stop();
 });
 const env = { REDIS_URL: gw.redis.url, SECRET_KEY, PATH: process.env.PATH ?? '' };
@@ -129,4 +138,84 @@ t.test('a reference the connector cannot read is refused before anything is stor
     failure('url must be a link to one YouTube video, like https://www.youtube.com/watch?v=dQw4w9WgXcQ.'),
   );
   t.same(await services.sources.listForChatbot(bot.id), []);
+});
+
+/** An owner whose Dropbox is connected (the grant as the OAuth callback stores it). */
+async function dropboxOwner() {
+  const { user } = await scaleAccount(gw.app);
+  const grant = dropbox.oauth.issueGrant();
+  const connection = await services.connections.create(user.id, {
+    service: 'dropbox',
+    authKind: 'oauth',
+    secret: { ...grant, expires_at: String(Date.now() + 3600_000) },
+  });
+  const bot = await services.chatbots.create(user.id, { name: 'Handbook' });
+  return { user, connection, bot };
+}
+
+t.test('dropbox: a shared folder over several pages; a file over the cap is skipped before download', async (t) => {
+  dropbox.reset();
+  const { bot, connection } = await dropboxOwner();
+  dropbox.addFile('/Handbook/Returns.md', '# Returns\n\nUnworn shoes can be returned within 30 days.\n');
+  dropbox.addFile('/Handbook/Shipping.txt', 'We ship worldwide within five days.');
+  dropbox.addFile('/Handbook/Guides/Care.md', '# Shoe care\n\nWipe leather with a damp cloth.\n');
+  dropbox.addFile('/Handbook/Guides/Sizes.csv', 'size,length\n42,27 cm\n43,27.7 cm\n');
+  dropbox.addFile('/Handbook/Huge.txt', 'x'.repeat(5000));
+  dropbox.pageSize = 2;
+  const link = dropbox.share('/Handbook');
+  const result = await runCli(['source', 'add', '--bot', bot.id, '--type', 'dropbox', '--url', link, '--wait'], env);
+  t.equal(result.code, 0, result.stderr);
+  const source = JSON.parse(result.stdout);
+  t.match(source, { type: 'dropbox', status: 'done', page_count: 4, url: '', connection_id: connection.id, error: '' });
+  t.equal(source.title, 'Handbook');
+  t.equal(source.reference, link.replace('&dl=0', ''));
+  const documents = await services.sources.documents(await services.sources.get(source.id));
+  t.same([...documents.values()].map((d) => d.title).sort(), ['Care.md', 'Returns.md', 'Shipping.txt', 'Sizes.csv']);
+  const downloads = dropbox.requests.filter((r) => r.route === 'sharing/get_shared_link_file');
+  t.equal(downloads.length, 4);
+  t.notOk(
+    downloads.some((r) => JSON.stringify(r.arg).includes('Huge')),
+    'the file over the cap was never downloaded',
+  );
+  t.ok(dropbox.requests.filter((r) => r.route === 'files/list_folder/continue').length >= 1, 'paged');
+  const ids = await chunkIds(bot.id, source.id);
+  t.equal(ids.length, 4);
+  t.ok(
+    ids.every((id) => /^[0-9a-f-]{36}:[A-Za-z0-9_-]{1,64}:0$/.test(id)),
+    'chunk ids carry the document',
+  );
+  const hits = await gw.app.retrieval.retriever.search(bot.id, 'how long do I have to return shoes', 1);
+  t.match(hits[0]!.chunk, { title: 'Returns.md', content: /within 30 days/ });
+});
+
+t.test('dropbox: an expired token is refreshed once and the source still ingests', async (t) => {
+  dropbox.reset();
+  const { bot, connection } = await dropboxOwner();
+  dropbox.addFile('/Policies/Warranty.md', '# Warranty\n\nTwo years on every pair.\n');
+  dropbox.oauth.expireAccessTokens();
+  const before = dropbox.oauth.tokenRequests.length;
+  const source = await ok(['source', 'add', '--bot', bot.id, '--type', 'dropbox', '--url', '/Policies', '--wait']);
+  t.match(source, { status: 'done', title: 'Policies', page_count: 1 });
+  t.equal(dropbox.oauth.tokenRequests.length, before + 1);
+  t.equal(dropbox.oauth.tokenRequests.at(-1)!.grant_type, 'refresh_token');
+  t.ok(dropbox.oauth.isValid((await services.connections.secret(connection.id)).access_token));
+});
+
+t.test('dropbox: a revoked grant fails the source with "Reconnect Dropbox." and marks the connection', async (t) => {
+  dropbox.reset();
+  const { bot, connection } = await dropboxOwner();
+  dropbox.addFile('/Policies/Warranty.md', '# Warranty\n\nTwo years on every pair.\n');
+  dropbox.oauth.revokeGrants();
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--type', 'dropbox', '--url', '/Policies', '--wait'], env),
+    failure('source add: Reconnect Dropbox.'),
+  );
+  t.equal((await services.connections.get(connection.id)).status, 'needs_reauth');
+  // Its other sources fail at once, without asking Dropbox.
+  const asked = dropbox.requests.length;
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--type', 'dropbox', '--url', '/Other', '--wait'], env),
+    failure('source add: Reconnect Dropbox.'),
+  );
+  t.equal(dropbox.requests.length, asked);
 });
