@@ -184,8 +184,8 @@ function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<Omit<Co
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let limit = req.maxBytes;
     let head: { statusCode: number; headers: ConnectorResponse['headers'] } | undefined;
+    let failed = false;
     const tooLarge = () => {
       stream.destroy();
       reject(
@@ -196,17 +196,18 @@ function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<Omit<Co
     };
     stream.once('response', (response: { statusCode: number; headers: ConnectorResponse['headers'] }) => {
       head = { statusCode: response.statusCode, headers: response.headers };
-      if (response.statusCode < 200 || response.statusCode >= 300) limit = Math.min(limit, ERROR_BODY_BYTES);
-      else if (Number(header(response.headers['content-length'])) > limit) tooLarge();
+      failed = response.statusCode < 200 || response.statusCode >= 300;
+      if (!failed && Number(header(response.headers['content-length'])) > req.maxBytes) tooLarge();
     });
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        if (limit === req.maxBytes) return tooLarge();
-        // An error page over the limit is cut, not refused: only its first words are shown.
+      if (failed && size > ERROR_BODY_BYTES) {
+        // An error page is read for its message only: cut, not refused.
+        chunks.push(chunk.subarray(0, chunk.length - (size - ERROR_BODY_BYTES)));
         stream.destroy();
         resolve({ ...head!, body: Buffer.concat(chunks) });
-      } else chunks.push(chunk);
+      } else if (!failed && size > req.maxBytes) tooLarge();
+      else chunks.push(chunk);
     });
     stream.once('end', () => resolve({ ...head!, body: Buffer.concat(chunks) }));
     stream.once('error', (error: Error & { code?: string }) => {
