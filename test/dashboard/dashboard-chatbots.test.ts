@@ -164,7 +164,21 @@ t.test('sources: add text and url, upload a file, list with status, delete', asy
       { type: 'youtube', url: 'https://youtu.be/x' },
       {},
       400,
-      'type must be text or url (files are uploaded to /files).',
+      'url must be a link to one YouTube video, like https://www.youtube.com/watch?v=dQw4w9WgXcQ.',
+    ],
+    [
+      'sources',
+      { type: 'zendesk', url: 'https://acme.zendesk.com/hc' },
+      {},
+      400,
+      'type must be one of: text, url, youtube, google_drive, notion, dropbox (files are uploaded to /files).',
+    ],
+    [
+      'sources',
+      { type: 'dropbox', url: '/Handbook' },
+      {},
+      400,
+      'Connect Dropbox first: this account has no Dropbox connection.',
     ],
     ['sources', { type: 'text', text: '   ' }, {}, 400, 'text must not be empty.'],
     [
