@@ -124,7 +124,11 @@ export function createConnectorHttp(options: ConnectorHttpOptions): ConnectorHtt
         continue;
       }
       if ((response.statusCode === 429 || response.statusCode === 503) && retries < options.retries) {
-        const wait = retryAfterMs(header(response.headers['retry-after'])) ?? 1000 * 2 ** retries;
+        // Some services (GitBook) send only the time their window resets, in epoch seconds.
+        const reset = Number(header(response.headers['x-ratelimit-reset']));
+        const wait =
+          retryAfterMs(header(response.headers['retry-after'])) ??
+          (reset > 1e9 ? Math.max(0, reset * 1000 - Date.now()) : 1000 * 2 ** retries);
         if (wait <= options.maxRetryAfterMs) {
           retries += 1;
           await sleep(wait);

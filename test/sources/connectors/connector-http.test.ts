@@ -100,6 +100,13 @@ t.test('429 and 503 are retried after Retry-After while it fits; past the limit 
   waits.length = 0;
   t.equal((await http().request(`${slow.url}/x`)).statusCode, 429);
   t.same(waits, [], 'a two-minute wait is not waited');
+  const resets = await server(() => ({
+    status: 429,
+    headers: { 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 3600) },
+  }));
+  waits.length = 0;
+  t.equal((await http().request(`${resets.url}/x`)).statusCode, 429);
+  t.same(waits, [], 'a window resetting in an hour is not waited for');
   t.equal(retryAfterMs('Wed, 21 Oct 2015 07:28:05 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT')), 5000);
   t.equal(retryAfterMs('soon'), undefined);
 });
