@@ -1,5 +1,6 @@
 import t from 'tap';
 import { FakeDropbox } from '../fakes/fake-dropbox.ts';
+import { FakeGitBook } from '../fakes/fake-gitbook.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
@@ -10,6 +11,7 @@ import { scaleAccount, startGateway } from '../support/gateway.ts';
 // client library from a loopback fake, chunked with its document in the chunk ids, and answered from.
 const youtube = await new FakeYouTube().start();
 const dropbox = await new FakeDropbox().start();
+const gitbook = await new FakeGitBook().start();
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
 
@@ -21,6 +23,7 @@ const gw = await startGateway({
   OPENAI_API_KEY: 'sk-test',
   OPENAI_BASE_URL: `${openai.url}/v1`,
   YOUTUBE_BASE_URL: youtube.url,
+  GITBOOK_API_BASE_URL: gitbook.url,
   DROPBOX_API_BASE_URL: dropbox.apiUrl,
   DROPBOX_CONTENT_BASE_URL: dropbox.contentUrl,
   DROPBOX_APP_KEY: 'fake-app-key',
@@ -32,6 +35,7 @@ t.teardown(async () => {
   await gw.stop();
   await youtube.stop();
   await dropbox.stop();
+  await gitbook.stop();
   await openai.stop();
 });
 const env = { REDIS_URL: gw.redis.url, SECRET_KEY, PATH: process.env.PATH ?? '' };
@@ -218,4 +222,48 @@ t.test('dropbox: a revoked grant fails the source with "Reconnect Dropbox." and 
     failure('source add: Reconnect Dropbox.'),
   );
   t.equal(dropbox.requests.length, asked);
+});
+
+t.test('gitbook: a backend-only type, enabled for the account, read with a personal token', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Docs' });
+  const space = gitbook.addSpace('Acme Developer Docs');
+  const guides = gitbook.addPage(space, undefined, 'Guides', { type: 'group' });
+  gitbook.addPage(space, guides, 'Authentication', {
+    markdown: '# Authentication\n\nSend the key in the X-Acme-Key header.\n',
+  });
+  gitbook.addPage(space, guides, 'Pagination', {
+    markdown: '# Pagination\n\nFollow the next cursor until it is empty.\n',
+  });
+  gitbook.addPage(space, undefined, 'Status page', { type: 'link', href: 'https://status.acme.com' });
+  const link = `https://app.gitbook.com/o/${space.organization}/s/${space.id}/guides/authentication`;
+  const add = ['source', 'add', '--bot', bot.id, '--type', 'gitbook', '--url', link, '--wait'];
+  t.same(await runCli(add, env), failure('Source type gitbook is not enabled for this account.'));
+  await ok(['user', 'connectors', '--user', user.id, '--enable', 'gitbook']);
+  t.same(await runCli(add, env), failure('Connect GitBook first: this account has no GitBook connection.'));
+  const connection = await ok([
+    'connection',
+    'create',
+    '--user',
+    user.id,
+    '--service',
+    'gitbook',
+    '--token',
+    gitbook.issueToken(),
+  ]);
+  const source = await ok(add);
+  t.match(source, {
+    type: 'gitbook',
+    title: 'Acme Developer Docs',
+    status: 'done',
+    page_count: 2,
+    reference: `https://app.gitbook.com/s/${space.id}`,
+    connection_id: connection.id,
+  });
+  const hits = await gw.app.retrieval.retriever.search(bot.id, 'which header carries the key', 1);
+  t.match(hits[0]!.chunk, { title: 'Authentication', content: /X-Acme-Key/ });
+  // A token GitBook no longer accepts: the connection needs a new one.
+  gitbook.tokens.clear();
+  t.same(await runCli(add, env), failure('source add: Reconnect GitBook.'));
+  t.equal((await services.connections.get(connection.id)).status, 'needs_reauth');
 });
