@@ -1,6 +1,7 @@
 import t from 'tap';
 import { FakeDropbox } from '../fakes/fake-dropbox.ts';
 import { FakeGitBook } from '../fakes/fake-gitbook.ts';
+import { FakeMicrosoftGraph } from '../fakes/fake-microsoft-graph.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
@@ -12,6 +13,7 @@ import { scaleAccount, startGateway } from '../support/gateway.ts';
 const youtube = await new FakeYouTube().start();
 const dropbox = await new FakeDropbox().start();
 const gitbook = await new FakeGitBook().start();
+const graph = await new FakeMicrosoftGraph().start();
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
 
@@ -24,6 +26,10 @@ const gw = await startGateway({
   OPENAI_BASE_URL: `${openai.url}/v1`,
   YOUTUBE_BASE_URL: youtube.url,
   GITBOOK_API_BASE_URL: gitbook.url,
+  MICROSOFT_GRAPH_BASE_URL: graph.graphUrl,
+  MICROSOFT_LOGIN_BASE_URL: graph.graphUrl,
+  MICROSOFT_CLIENT_ID: 'fake-microsoft-client',
+  MICROSOFT_CLIENT_SECRET: 'fake-microsoft-secret',
   DROPBOX_API_BASE_URL: dropbox.apiUrl,
   DROPBOX_CONTENT_BASE_URL: dropbox.contentUrl,
   DROPBOX_APP_KEY: 'fake-app-key',
@@ -36,6 +42,7 @@ t.teardown(async () => {
   await youtube.stop();
   await dropbox.stop();
   await gitbook.stop();
+  await graph.stop();
   await openai.stop();
 });
 const env = { REDIS_URL: gw.redis.url, SECRET_KEY, PATH: process.env.PATH ?? '' };
@@ -266,4 +273,61 @@ t.test('gitbook: a backend-only type, enabled for the account, read with a perso
   gitbook.tokens.clear();
   t.same(await runCli(add, env), failure('source add: Reconnect GitBook.'));
   t.equal((await services.connections.get(connection.id)).status, 'needs_reauth');
+});
+
+t.test('onedrive: a shared folder read with a Microsoft OAuth grant; downloads never carry the token', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Drive' });
+  await ok(['user', 'connectors', '--user', user.id, '--enable', 'onedrive,sharepoint']);
+  const grant = graph.oauth.issueGrant();
+  await services.connections.create(user.id, {
+    service: 'microsoft',
+    authKind: 'oauth',
+    secret: { ...grant, expires_at: String(Date.now() + 3600_000) },
+  });
+  const drive = graph.addOneDrive('business');
+  const folder = graph.addFolder(drive, '/Support');
+  graph.addFile(drive, '/Support/Opening hours.md', '# Opening hours\n\nThe shop opens at nine.\n');
+  graph.addFile(drive, '/Support/Deep/Returns.txt', 'Returns are free within 30 days.');
+  const source = await ok([
+    'source',
+    'add',
+    '--bot',
+    bot.id,
+    '--type',
+    'onedrive',
+    '--url',
+    graph.share(folder),
+    '--wait',
+  ]);
+  t.match(source, { type: 'onedrive', title: 'Support', status: 'done', page_count: 2 });
+  const downloads = graph.requests.filter((r) => r.host === 'download');
+  t.equal(downloads.length, 2);
+  t.ok(
+    downloads.every((r) => r.headers.authorization === undefined),
+    'no Authorization on the download host',
+  );
+});
+
+t.test('sharepoint: a site with app-only client credentials: its pages and its document library', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Intranet' });
+  await ok(['user', 'connectors', '--user', user.id, '--enable', 'sharepoint']);
+  await ok([
+    'connection', 'create', '--user', user.id, '--service', 'microsoft', '--client-id', 'fake-microsoft-client',
+    '--client-secret', 'fake-microsoft-secret', '--tenant', 'common',
+  ]); // prettier-ignore
+  const site = graph.addSite({ hostname: 'acme.sharepoint.com', path: '/sites/HR', displayName: 'Human Resources' });
+  graph.addPage(site, {
+    name: 'Leave.aspx',
+    title: 'Leave policy',
+    parts: [{ html: '<p>Everyone gets 28 days of leave.</p>' }],
+  });
+  graph.addFile(graph.drive(site.driveId), '/Benefits.md', '# Benefits\n\nA bike lease for everyone.\n');
+  const source = await ok([
+    'source', 'add', '--bot', bot.id, '--type', 'sharepoint', '--url', 'https://acme.sharepoint.com/sites/HR/SitePages/Home.aspx', '--wait',
+  ]); // prettier-ignore
+  t.match(source, { type: 'sharepoint', title: 'Human Resources', status: 'done', page_count: 2 });
+  const hits = await gw.app.retrieval.retriever.search(bot.id, 'how many days of leave', 1);
+  t.match(hits[0]!.chunk, { title: 'Leave policy', content: /28 days/ });
 });

@@ -24,9 +24,13 @@ const LINK_TYPE = /^:[a-z]{1,2}:$/;
 const SITE_NAME = /^[\w.%-]+$/;
 const PAGE_ID = /^sites\/([^/]+)\/pages\/([^/]+)$/;
 
+/** What follows a site's name in links to its pages and libraries (not a subsite's name). */
+const SITE_PARTS = new Set(['sitepages', 'shared documents', 'documents', 'forms', 'lists', '_layouts', 'pages']);
+
 /**
  * The canonical form of a SharePoint reference: a site, `https://{tenant}.sharepoint.com/sites/{name}`
- * (or `/teams/{name}`) with the host in lower case and nothing after the name; or a file or folder
+ * (or `/teams/{name}`) with the host in lower case and nothing after the name (a link to one of its pages
+ * or libraries names it too); or a file or folder
  * sharing link (`https://{tenant}.sharepoint.com/:w:/s/{site}/…`) with its query and without a
  * fragment. Throws `ValidationError`.
  */
@@ -35,7 +39,9 @@ export function canonicalSharePointReference(reference: string): string {
   const host = url?.hostname.toLowerCase() ?? '';
   if (!url || !TENANT_HOST.test(host) || host.endsWith('-my.sharepoint.com')) throw new ValidationError(INVALID);
   const [first = '', second = '', ...rest] = url.pathname.split('/').filter(Boolean);
-  if ((first === 'sites' || first === 'teams') && SITE_NAME.test(second) && rest.length === 0) {
+  // A page or library of the site, as the browser's address bar shows it, names the site too.
+  const ofSite = rest.length === 0 || SITE_PARTS.has(decodeURIComponent(rest[0]!).toLowerCase());
+  if ((first === 'sites' || first === 'teams') && SITE_NAME.test(second) && ofSite) {
     return `https://${host}/${first}/${second}`;
   }
   if (LINK_TYPE.test(first) && rest.length >= 1) return `https://${host}${url.pathname}${url.search}`;

@@ -121,6 +121,9 @@ t.test('sites and sharing links become their canonical form', async (t) => {
     ['  https://Contoso.SharePoint.com/sites/marketing/  ', SITE],
     ['http://contoso.sharepoint.com/sites/marketing?web=1#top', SITE],
     ['contoso.sharepoint.com/teams/Sales-EMEA', 'https://contoso.sharepoint.com/teams/Sales-EMEA'],
+    // A page or library of the site, as the address bar shows it, names the site.
+    ['https://contoso.sharepoint.com/sites/marketing/SitePages/Home.aspx', SITE],
+    ['https://contoso.sharepoint.com/sites/marketing/Shared%20Documents/Forms/AllItems.aspx', SITE],
     [
       'https://contoso.sharepoint.com/:w:/s/marketing/EaBcDeFgHiJ?e=4fGh7k',
       'https://contoso.sharepoint.com/:w:/s/marketing/EaBcDeFgHiJ?e=4fGh7k',
@@ -135,8 +138,8 @@ t.test('sites and sharing links become their canonical form', async (t) => {
   const refused = [
     'https://contoso.sharepoint.com/',
     'https://contoso.sharepoint.com/sites',
-    'https://contoso.sharepoint.com/sites/marketing/SitePages/Home.aspx',
-    'https://contoso.sharepoint.com/sites/marketing/Shared Documents',
+    // A subsite is not its parent site.
+    'https://contoso.sharepoint.com/sites/marketing/emea',
     'https://contoso.sharepoint.com/:w:/s',
     'https://contoso-my.sharepoint.com/:w:/g/personal/ada_contoso_com/EaBcDeF',
     'https://contoso.sharepoint.com.evil.example/sites/marketing',
