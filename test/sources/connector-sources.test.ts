@@ -1,6 +1,11 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { FakeDropbox } from '../fakes/fake-dropbox.ts';
 import { FakeGitBook } from '../fakes/fake-gitbook.ts';
+import { FakeGoogleDrive } from '../fakes/fake-google-drive.ts';
 import { FakeMicrosoftGraph } from '../fakes/fake-microsoft-graph.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
@@ -14,6 +19,7 @@ const youtube = await new FakeYouTube().start();
 const dropbox = await new FakeDropbox().start();
 const gitbook = await new FakeGitBook().start();
 const graph = await new FakeMicrosoftGraph().start();
+const drive = await new FakeGoogleDrive().start();
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
 
@@ -26,6 +32,8 @@ const gw = await startGateway({
   OPENAI_BASE_URL: `${openai.url}/v1`,
   YOUTUBE_BASE_URL: youtube.url,
   GITBOOK_API_BASE_URL: gitbook.url,
+  GOOGLE_API_BASE_URL: drive.url,
+  GOOGLE_OAUTH_BASE_URL: drive.url,
   MICROSOFT_GRAPH_BASE_URL: graph.graphUrl,
   MICROSOFT_LOGIN_BASE_URL: graph.graphUrl,
   MICROSOFT_CLIENT_ID: 'fake-microsoft-client',
@@ -43,6 +51,7 @@ t.teardown(async () => {
   await dropbox.stop();
   await gitbook.stop();
   await graph.stop();
+  await drive.stop();
   await openai.stop();
 });
 const env = { REDIS_URL: gw.redis.url, SECRET_KEY, PATH: process.env.PATH ?? '' };
@@ -158,7 +167,11 @@ async function dropboxOwner() {
   const connection = await services.connections.create(user.id, {
     service: 'dropbox',
     authKind: 'oauth',
-    secret: { ...grant, expires_at: String(Date.now() + 3600_000) },
+    secret: {
+      access_token: grant.access_token,
+      refresh_token: grant.refresh_token,
+      expires_at: String(Date.now() + 3600_000),
+    },
   });
   const bot = await services.chatbots.create(user.id, { name: 'Handbook' });
   return { user, connection, bot };
@@ -283,7 +296,11 @@ t.test('onedrive: a shared folder read with a Microsoft OAuth grant; downloads n
   await services.connections.create(user.id, {
     service: 'microsoft',
     authKind: 'oauth',
-    secret: { ...grant, expires_at: String(Date.now() + 3600_000) },
+    secret: {
+      access_token: grant.access_token,
+      refresh_token: grant.refresh_token,
+      expires_at: String(Date.now() + 3600_000),
+    },
   });
   const drive = graph.addOneDrive('business');
   const folder = graph.addFolder(drive, '/Support');
@@ -330,4 +347,52 @@ t.test('sharepoint: a site with app-only client credentials: its pages and its d
   t.match(source, { type: 'sharepoint', title: 'Human Resources', status: 'done', page_count: 2 });
   const hits = await gw.app.retrieval.retriever.search(bot.id, 'how many days of leave', 1);
   t.match(hits[0]!.chunk, { title: 'Leave policy', content: /28 days/ });
+});
+
+t.test('google_drive: a folder read with a service account key; Docs exported, a file too large skipped', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Policies' });
+  const keys = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  const email = 'reader@acme-docs.iam.gserviceaccount.com';
+  drive.addServiceAccount(email, keys.publicKey);
+  const dir = mkdtempSync(path.join(tmpdir(), 'sb-drive-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const keyFile = path.join(dir, 'key.json');
+  writeFileSync(
+    keyFile,
+    JSON.stringify({
+      type: 'service_account',
+      private_key: keys.privateKey,
+      client_email: email,
+      token_uri: 'https://oauth2.googleapis.com/token',
+    }),
+  );
+  const connection = await ok([
+    'connection', 'create', '--user', user.id, '--service', 'google_drive', '--service-account-file', keyFile,
+  ]); // prettier-ignore
+  t.notOk(JSON.stringify(await services.connections.listForUser(user.id)).includes('PRIVATE KEY'));
+  const folder = drive.addFolder('HR Policies');
+  drive.addFile('Travel.md', 'text/markdown', '# Travel\n\nBook trains for trips under four hours.\n', folder.id);
+  drive.addFile('Scan.pdf', 'application/pdf', 'x'.repeat(6000), folder.id);
+  const sub = drive.addFolder('Benefits', folder.id);
+  drive.addFile('Lunch.txt', 'text/plain', 'Lunch is paid on Fridays.', sub.id);
+  const source = await ok([
+    'source', 'add', '--bot', bot.id, '--type', 'google_drive', '--url', `https://drive.google.com/drive/folders/${folder.id}`, '--wait',
+  ]); // prettier-ignore
+  t.match(source, {
+    type: 'google_drive',
+    title: 'HR Policies',
+    status: 'done',
+    page_count: 2,
+    reference: `https://drive.google.com/open?id=${folder.id}`,
+    connection_id: connection.id,
+  });
+  const hits = await gw.app.retrieval.retriever.search(bot.id, 'which day is lunch paid', 1);
+  t.match(hits[0]!.chunk, { title: 'Lunch.txt', content: /Fridays/ });
+  const secret = await services.connections.secret(connection.id);
+  t.ok(drive.oauth.isValid(secret.access_token) || secret.access_token!.length > 0, 'a token was minted and kept');
 });
