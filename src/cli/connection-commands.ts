@@ -20,6 +20,8 @@ interface CreateOptions {
   clientId?: string;
   clientSecret?: string;
   tenant?: string;
+  includeRestricted?: boolean;
+  includeDrafts?: boolean;
 }
 
 /** `connection create|list|delete|oauth`. */
@@ -36,6 +38,8 @@ export function registerConnectionCommands(program: Command): void {
     .option('--client-id <id>', 'Microsoft app-only: application (client) id')
     .option('--client-secret <secret>', 'Microsoft app-only: client secret')
     .option('--tenant <tenant>', 'Microsoft app-only: tenant id or domain')
+    .option('--include-restricted', 'zendesk: also read articles restricted to a user segment')
+    .option('--include-drafts', 'zendesk: also read draft articles')
     .action((opts: CreateOptions) =>
       runCommand(async (s) => {
         await s.accounts.get(opts.user);
@@ -112,7 +116,10 @@ async function newConnection(opts: CreateOptions): Promise<NewConnection> {
   if (!base || (base.protocol !== 'https:' && base.protocol !== 'http:')) {
     throw new ValidationError('--base-url must be the help centre URL, like https://acme.zendesk.com.');
   }
-  return { service, authKind: 'token', secret: { token, email: opts.email }, label: opts.email, baseUrl: base.origin };
+  const secret: Record<string, string> = { token, email: opts.email };
+  if (opts.includeRestricted) secret.include_restricted = 'true';
+  if (opts.includeDrafts) secret.include_drafts = 'true';
+  return { service, authKind: 'token', secret, label: opts.email, baseUrl: base.origin };
 }
 
 /**

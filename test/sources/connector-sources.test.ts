@@ -7,6 +7,7 @@ import { FakeDropbox } from '../fakes/fake-dropbox.ts';
 import { FakeGitBook } from '../fakes/fake-gitbook.ts';
 import { FakeGoogleDrive } from '../fakes/fake-google-drive.ts';
 import { FakeMicrosoftGraph } from '../fakes/fake-microsoft-graph.ts';
+import { FakeZendesk } from '../fakes/fake-zendesk.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
@@ -20,6 +21,7 @@ const dropbox = await new FakeDropbox().start();
 const gitbook = await new FakeGitBook().start();
 const graph = await new FakeMicrosoftGraph().start();
 const drive = await new FakeGoogleDrive().start();
+const zendesk = await new FakeZendesk().start();
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
 
@@ -52,6 +54,7 @@ t.teardown(async () => {
   await gitbook.stop();
   await graph.stop();
   await drive.stop();
+  await zendesk.stop();
   await openai.stop();
 });
 const env = { REDIS_URL: gw.redis.url, SECRET_KEY, PATH: process.env.PATH ?? '' };
@@ -395,4 +398,39 @@ t.test('google_drive: a folder read with a service account key; Docs exported, a
   t.match(hits[0]!.chunk, { title: 'Lunch.txt', content: /Fridays/ });
   const secret = await services.connections.secret(connection.id);
   t.ok(drive.oauth.isValid(secret.access_token) || secret.access_token!.length > 0, 'a token was minted and kept');
+});
+
+t.test('zendesk: a public help centre without a connection; with one, restricted articles too', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Help' });
+  await ok(['user', 'connectors', '--user', user.id, '--enable', 'zendesk']);
+  const category = zendesk.addCategory('Orders');
+  const section = zendesk.addSection('Shipping', category.id);
+  zendesk.addArticle(section.id, 'Delivery times', '<p>Parcels arrive within three working days.</p>');
+  zendesk.addArticle(section.id, 'Next release', '<p>Not yet.</p>', { draft: true });
+  zendesk.addArticle(section.id, 'Partner rates', '<p>Partners pay 20% less.</p>', { userSegmentId: 77 });
+  const add = [
+    'source',
+    'add',
+    '--bot',
+    bot.id,
+    '--type',
+    'zendesk',
+    '--url',
+    `${zendesk.url}/hc/en-us/sections/${section.id}-shipping`,
+    '--wait',
+  ];
+  const open = await ok(add);
+  t.match(open, { type: 'zendesk', title: 'Shipping', status: 'done', page_count: 1, connection_id: '' });
+  t.equal(open.reference, `${zendesk.url}/hc/en-us/sections/${section.id}`);
+  const token = [...zendesk.tokens][0] ?? 'zd-token';
+  zendesk.tokens.add(token);
+  const connection = await ok([
+    'connection', 'create', '--user', user.id, '--service', 'zendesk', '--token', token, '--email', zendesk.email,
+    '--base-url', zendesk.url, '--include-restricted',
+  ]); // prettier-ignore
+  const agent = await ok([...add, '--connection', connection.id]);
+  t.match(agent, { status: 'done', page_count: 2, connection_id: connection.id });
+  const documents = await services.sources.documents(await services.sources.get(agent.id));
+  t.same([...documents.values()].map((d) => d.title).sort(), ['Delivery times', 'Partner rates']);
 });
