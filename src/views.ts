@@ -39,8 +39,8 @@ export function connectionView(connection: Connection) {
   return { id, service, status, created_at };
 }
 
-/** A connection as the dashboard lists it: also who or what is connected, and where. */
+/** A connection as the dashboard lists it: also how it signs in, who or what is connected, and where. */
 export function dashboardConnectionView(connection: Connection) {
-  const { label, base_url } = connection;
-  return { ...connectionView(connection), label, base_url };
+  const { auth_kind, label, base_url } = connection;
+  return { ...connectionView(connection), auth_kind, label, base_url };
 }

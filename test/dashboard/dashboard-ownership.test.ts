@@ -9,7 +9,7 @@ import { TrustedProxies } from '../../src/net/trusted-proxies.ts';
 import { startGateway } from '../support/gateway.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 
-const gw = await startGateway({ WEBHOOK_ALLOW_PRIVATE: '1' });
+const gw = await startGateway({ WEBHOOK_ALLOW_PRIVATE: '1', SECRET_KEY: '3d'.repeat(32) });
 t.teardown(() => gw.stop());
 const { services } = gw.app;
 
@@ -38,6 +38,11 @@ const hook = await services.webhooks.create(bot.id, 'http://127.0.0.1:9/hook', [
 const webhook = await services.webhooks.get(hook.id);
 const key = await services.apiKeys.create(a.id, 'A key');
 const agent = await services.agents.create(a.id, 'A agent');
+const connection = await services.connections.create(a.id, {
+  service: 'notion',
+  authKind: 'token',
+  secret: { token: 'secret_a' },
+});
 await services.control.escalate(bot.id, 'embed-a-visitor', { source: 'embed' });
 const delivery = { id: await services.outbox.emitTo(webhook, testEvent(bot.id, 'lead.captured', Date.now() * 1000)) };
 
@@ -49,6 +54,7 @@ const PARAMS: Record<string, { id: string; detail: string }> = {
   delivery_id: { id: delivery.id, detail: 'Delivery not found.' },
   key_id: { id: key.id, detail: 'API key not found.' },
   agent_id: { id: agent.id, detail: 'Agent not found.' },
+  connection_id: { id: connection.id, detail: 'Connection not found.' },
   session_id: { id: 'embed-a-visitor', detail: 'Conversation not found.' },
 };
 const PUBLIC = ['POST /dashboard/api/session', 'POST /dashboard/api/invite'];
@@ -101,6 +107,7 @@ t.test("another owner's ids are not found on every route, before any body is rea
   t.same((await b.get('/dashboard/api/chatbots')).body, [], "B's lists hold nothing of A's");
   t.same((await b.get('/dashboard/api/keys')).body, []);
   t.same((await b.get('/dashboard/api/agents')).body, []);
+  t.same((await b.get('/dashboard/api/connections')).body, []);
 });
 
 t.test("owner A's resources came through untouched", async (t) => {
@@ -117,6 +124,7 @@ t.test("owner A's resources came through untouched", async (t) => {
   );
   t.match(await services.control.show(bot.id, 'embed-a-visitor'), { taken_over_by: null });
   t.equal(await services.telegram.find(bot.id), undefined);
+  t.equal((await services.connections.get(connection.id)).status, 'active');
   const ownerA = await DashboardClient.signIn(gw.baseUrl, a);
   t.equal((await ownerA.get(`/dashboard/api/webhooks/${hook.id}`)).status, 200, 'A still reaches them');
 });

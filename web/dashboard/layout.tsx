@@ -3,12 +3,14 @@ import { AgentsPage } from './pages/agents-page.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
 import { ChatbotListPage } from './pages/chatbot-list-page.tsx';
 import { ChatbotPage } from './pages/chatbot-page.tsx';
+import { ConnectionsPage } from './pages/connections-page.tsx';
 import { UsagePage } from './pages/usage-page.tsx';
 import { href } from './router.ts';
 import { useSession } from './session-context.ts';
 
 const SECTIONS = [
   { id: 'chatbots', label: 'Chatbots' },
+  { id: 'connections', label: 'Connections' },
   { id: 'developer', label: 'Developer' },
   { id: 'agents', label: 'Agents' },
   { id: 'usage', label: 'Usage' },
@@ -72,6 +74,7 @@ export function Layout({ route }: { route: string[] }) {
 function page(route: string[]) {
   const [section = 'chatbots', id, ...rest] = route;
   if (section === 'chatbots') return id ? <ChatbotPage chatbotId={id} path={rest} /> : <ChatbotListPage />;
+  if (section === 'connections') return <ConnectionsPage />;
   if (section === 'developer') return <ApiKeysPage />;
   if (section === 'agents') return <AgentsPage />;
   if (section === 'usage') return <UsagePage />;

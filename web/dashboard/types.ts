@@ -37,7 +37,36 @@ export interface Source {
   created_at: string;
   chatbot_id: string;
   error: string;
+  /** What a connector source is doing now ("read 3 of 10 documents"), '' when idle. */
   progress: string;
+  /** Connector sources only: what they read (the link as canonicalised) and through which connection. */
+  reference?: string;
+  connection_id?: string;
+}
+
+/** The source types the dashboard adds through a connector (SPEC: "Add from dashboard: yes"). */
+export type ConnectorType = 'youtube' | 'google_drive' | 'notion' | 'dropbox';
+
+/** `GET /connections`: a service the owner connected; the secret is never shown. */
+export interface Connection {
+  id: string;
+  service: string;
+  status: 'active' | 'needs_reauth';
+  created_at: string;
+  /** How it signs in: only an `oauth` connection is reconnected from the dashboard. */
+  auth_kind: 'token' | 'oauth' | 'service_account' | 'client_credentials';
+  /** Who or what is connected, when known (a workspace, an email). */
+  label: string;
+  base_url: string;
+}
+
+/** `GET /connection-services`: what the Connections page offers and how each service connects. */
+export interface ConnectionService {
+  service: string;
+  label: string;
+  method: 'oauth' | 'token';
+  /** False when the server operator has not configured the service's OAuth client. */
+  available: boolean;
 }
 
 export interface ApiKey {

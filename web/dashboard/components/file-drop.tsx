@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 
-const ACCEPT = '.pdf,.docx,.pptx,.txt,.md,.csv';
+const ACCEPT = '.pdf,.docx,.pptx,.txt,.md,.csv,.vtt,.srt';
 
 /** A drop zone that also opens the file picker; hands every chosen file to `onFiles`. */
 export function FileDrop({ onFiles, busy }: { onFiles: (files: File[]) => void; busy: boolean }) {
@@ -20,7 +20,7 @@ export function FileDrop({ onFiles, busy }: { onFiles: (files: File[]) => void; 
         onFiles([...(event.dataTransfer?.files ?? [])]);
       }}
     >
-      <p>Drop PDF, DOCX, PPTX, TXT, MD or CSV files here (up to 20 MB each)</p>
+      <p>Drop PDF, DOCX, PPTX, TXT, MD, CSV, VTT or SRT files here (up to 20 MB each)</p>
       <button type="button" class="button" disabled={busy} onClick={() => input.current?.click()}>
         Choose files
       </button>

@@ -4,16 +4,46 @@ import { ConfirmButton } from '../components/confirm-button.tsx';
 import { FileDrop } from '../components/file-drop.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { formatTime, plural } from '../format.ts';
-import type { Chatbot, Source } from '../types.ts';
+import { href } from '../router.ts';
+import type { Chatbot, Connection, ConnectorType, Source } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { RetrievalProbe } from './retrieval-probe.tsx';
 
 const WORKING = new Set(['pending', 'crawling', 'processing']);
 
+/** The source types read through a connector, as the owner picks them, and the service each needs. */
+const CONNECTORS: Record<ConnectorType, { label: string; service: string | null; placeholder: string; help: string }> =
+  {
+    youtube: {
+      label: 'YouTube',
+      service: null,
+      placeholder: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
+      help: 'One video: its captions are read as the transcript. No connection needed.',
+    },
+    google_drive: {
+      label: 'Google Drive',
+      service: 'google_drive',
+      placeholder: 'https://drive.google.com/drive/folders/1AbCdEfGhIjKlMnOpQrStUvWxYz012345',
+      help: 'A file or folder link (or its id) that your connected Google account can open.',
+    },
+    notion: {
+      label: 'Notion',
+      service: 'notion',
+      placeholder: 'https://www.notion.so/acme/Handbook-0123456789abcdef0123456789abcdef',
+      help: 'A page or database link, shared with your Notion integration (page menu → Connections).',
+    },
+    dropbox: {
+      label: 'Dropbox',
+      service: 'dropbox',
+      placeholder: 'https://www.dropbox.com/scl/fo/4k2x9b7q3m1/AAB8f3k2?rlkey=a8f3k2lq9&dl=0',
+      help: 'A shared link to a file or folder, or a path in your connected Dropbox such as /Team/Handbook.',
+    },
+  };
+
 /**
- * Training sources: add a URL, upload files, add text; the list shows each source's live status
- * (read again every two seconds while any source is still being ingested), page count and failure
- * reason.
+ * Training sources: add a URL, upload files, add text, add from YouTube, Google Drive, Notion or
+ * Dropbox; the list shows each source's live status and progress (read again every two seconds while
+ * any source is still being ingested), page count and failure reason.
  */
 export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
   const path = `/chatbots/${chatbot.id}/sources`;
@@ -66,6 +96,7 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
           </ul>
         )}
       </div>
+      <ConnectorForm busy={action.busy} onAdd={add} />
       <div class="grid three">
         <UrlForm busy={action.busy} onAdd={(url, title) => add({ type: 'url', url, title })} />
         <div class="card">
@@ -80,18 +111,25 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
 }
 
 function SourceRow({ source, onDelete }: { source: Source; onDelete: () => Promise<void> }) {
-  const label = source.title || source.url || (source.type === 'text' ? 'Text' : source.type);
+  const link = source.url || source.reference || '';
+  const label = source.title || link || (source.type === 'text' ? 'Text' : source.type);
+  const reconnect = source.status === 'failed' && source.error.startsWith('Reconnect ');
   return (
     <li class="source-item" data-source-id={source.id} data-status={source.status}>
       <div class="source-main">
-        <span class="badge type">{source.type}</span>
+        <span class="badge type">{CONNECTORS[source.type as ConnectorType]?.label ?? source.type}</span>
         <span class="source-title">{label}</span>
-        {source.url && source.title && <span class="muted small url">{source.url}</span>}
+        {link && source.title && <span class="muted small url">{link}</span>}
       </div>
       <div class="source-meta">
         <span class={`status status-${source.status}`}>{source.status}</span>
-        {WORKING.has(source.status) && source.progress && <span class="muted small">{source.progress}</span>}
+        {WORKING.has(source.status) && source.progress && <span class="muted small progress">{source.progress}</span>}
         {source.status === 'failed' && <span class="error-text">{source.error}</span>}
+        {reconnect && (
+          <a class="small" href={href('connections')}>
+            Open Connections
+          </a>
+        )}
         {source.status === 'done' && <span class="muted small pages">{plural(source.page_count, 'page')}</span>}
         <span class="muted small">{formatTime(source.created_at)}</span>
         <ConfirmButton class="small danger" label="Delete" confirm="Delete source" onConfirm={onDelete} />
@@ -161,6 +199,89 @@ function TextForm({ busy, onAdd }: { busy: boolean; onAdd: (text: string, title:
           Add text
         </button>
       </div>
+    </form>
+  );
+}
+
+/**
+ * Adds a source read through a connector: the type, the link as the owner copies it, and — for a
+ * service with more than one of the owner's connections — which connection reads it. Without a
+ * connection of the service, it sends the owner to the Connections page first.
+ */
+function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: Record<string, string>) => Promise<boolean> }) {
+  const connections = useResource<Connection[]>('/connections');
+  const [type, setType] = useState<ConnectorType>('youtube');
+  const [url, setUrl] = useState('');
+  const [chosen, setChosen] = useState('');
+  const connector = CONNECTORS[type];
+  const own = (connections.data ?? []).filter((c) => c.service === connector.service);
+  // The server's own choice when none is named: the newest working connection.
+  const fallback = own.find((c) => c.status === 'active') ?? own[0];
+  const connectionId = own.some((c) => c.id === chosen) ? chosen : (fallback?.id ?? '');
+  const missing = connector.service !== null && connections.data !== undefined && own.length === 0;
+  const stale = own.find((c) => c.id === connectionId)?.status === 'needs_reauth';
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const body: Record<string, string> = { type, url };
+    if (own.length > 1) body.connection_id = connectionId;
+    void onAdd(body).then((added) => added && setUrl(''));
+  };
+  return (
+    <form class="card stack add-connector" onSubmit={submit}>
+      <h2>Add from a service</h2>
+      <div class="row">
+        <label class="connector-type">
+          Type
+          <select name="type" value={type} onChange={(event) => setType(event.currentTarget.value as ConnectorType)}>
+            {Object.entries(CONNECTORS).map(([id, { label }]) => (
+              <option key={id} value={id}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="connector-link">
+          Link
+          <input
+            name="reference"
+            required
+            autocomplete="off"
+            placeholder={connector.placeholder}
+            value={url}
+            onInput={(event) => setUrl(event.currentTarget.value)}
+          />
+        </label>
+        {own.length > 1 && (
+          <label class="connector-connection">
+            Connection
+            <select name="connection" value={connectionId} onChange={(event) => setChosen(event.currentTarget.value)}>
+              {own.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.label || connector.label} · added {formatTime(c.created_at)}
+                  {c.status === 'needs_reauth' ? ' · needs reconnecting' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <div>
+          <button class="button primary" type="submit" disabled={busy || missing}>
+            Add source
+          </button>
+        </div>
+      </div>
+      <p class="muted small connector-help">{connector.help}</p>
+      {missing && (
+        <p class="connect-first">
+          <a href={href('connections')}>Connect {connector.label} first</a>: your account has no {connector.label}{' '}
+          connection yet.
+        </p>
+      )}
+      {stale && (
+        <p class="error-text">
+          This {connector.label} connection needs reconnecting: <a href={href('connections')}>open Connections</a>.
+        </p>
+      )}
     </form>
   );
 }
