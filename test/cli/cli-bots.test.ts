@@ -91,7 +91,9 @@ t.test('sources: add with --wait, retrieve, delete', async (t) => {
   );
   t.same(
     await runCli(['source', 'add', '--bot', bot.id, '--type', 'notion', '--url', 'https://example.com'], env),
-    failure('source add: --type notion cannot be ingested yet (supported: url, file, text)'),
+    failure(
+      'url must be a Notion page or database link or id, like https://www.notion.so/acme/Handbook-1f2e3d4c5b6a47988776655443322110 or 1f2e3d4c5b6a47988776655443322110.',
+    ),
   );
   t.same(
     await runCli(['source', 'add', '--bot', bot.id, '--file', '/etc/hostname'], env),

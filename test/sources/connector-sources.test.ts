@@ -7,6 +7,7 @@ import { FakeDropbox } from '../fakes/fake-dropbox.ts';
 import { FakeGitBook } from '../fakes/fake-gitbook.ts';
 import { FakeGoogleDrive } from '../fakes/fake-google-drive.ts';
 import { FakeMicrosoftGraph } from '../fakes/fake-microsoft-graph.ts';
+import { FakeNotion } from '../fakes/fake-notion.ts';
 import { FakeZendesk } from '../fakes/fake-zendesk.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
@@ -22,6 +23,7 @@ const gitbook = await new FakeGitBook().start();
 const graph = await new FakeMicrosoftGraph().start();
 const drive = await new FakeGoogleDrive().start();
 const zendesk = await new FakeZendesk().start();
+const notion = await new FakeNotion().start();
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
 
@@ -34,6 +36,7 @@ const gw = await startGateway({
   OPENAI_BASE_URL: `${openai.url}/v1`,
   YOUTUBE_BASE_URL: youtube.url,
   GITBOOK_API_BASE_URL: gitbook.url,
+  NOTION_BASE_URL: notion.url,
   GOOGLE_API_BASE_URL: drive.url,
   GOOGLE_OAUTH_BASE_URL: drive.url,
   MICROSOFT_GRAPH_BASE_URL: graph.graphUrl,
@@ -55,6 +58,7 @@ t.teardown(async () => {
   await graph.stop();
   await drive.stop();
   await zendesk.stop();
+  await notion.stop();
   await openai.stop();
 });
 const env = { REDIS_URL: gw.redis.url, SECRET_KEY, PATH: process.env.PATH ?? '' };
@@ -433,4 +437,42 @@ t.test('zendesk: a public help centre without a connection; with one, restricted
   t.match(agent, { status: 'done', page_count: 2, connection_id: connection.id });
   const documents = await services.sources.documents(await services.sources.get(agent.id));
   t.same([...documents.values()].map((d) => d.title).sort(), ['Delivery times', 'Partner rates']);
+});
+
+t.test('notion: a page with a sub-page and a database, read with an integration token', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Wiki' });
+  const root = notion.addPage('Team Wiki', {
+    blocks: [
+      { type: 'heading_1', text: 'Welcome' },
+      { type: 'paragraph', text: 'Start here.' },
+    ],
+  });
+  notion.addPage('Expenses', {
+    parent: root,
+    blocks: [{ type: 'paragraph', text: 'Submit receipts within 14 days.' }],
+  });
+  const faq = notion.addDatabase('FAQ', { parent: root });
+  notion.addRow(faq, 'Where is the office?', [{ type: 'paragraph', text: 'The office is at 12 Harbour Street.' }]);
+  const connection = await ok([
+    'connection',
+    'create',
+    '--user',
+    user.id,
+    '--service',
+    'notion',
+    '--token',
+    notion.issueToken(),
+  ]);
+  const link = `https://www.notion.so/acme/Team-Wiki-${root.replaceAll('-', '')}`;
+  const source = await ok(['source', 'add', '--bot', bot.id, '--type', 'notion', '--url', link, '--wait']);
+  t.match(source, { type: 'notion', title: 'Team Wiki', status: 'done', page_count: 3, connection_id: connection.id });
+  t.equal(source.reference, `https://www.notion.so/${root.replaceAll('-', '')}`);
+  const hits = await gw.app.retrieval.retriever.search(bot.id, 'where is the office', 1);
+  t.match(hits[0]!.chunk, { title: 'Where is the office?', content: /12 Harbour Street/ });
+  notion.revokeTokens();
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--type', 'notion', '--url', link, '--wait'], env),
+    failure('source add: Reconnect Notion.'),
+  );
 });
