@@ -97,7 +97,7 @@ for (const service of ['google_drive', 'dropbox', 'microsoft'] as const) {
       b.credentials.forConnection(connection, b.connectorHttp),
     ]);
     // Both were refused the old token by the service at once, and both ask for a new one.
-    const [tokenA, tokenB] = await Promise.all([authA!.refresh(old), authB!.refresh(old)]);
+    const [tokenA, tokenB] = await Promise.all([authA.refresh(old), authB.refresh(old)]);
     t.equal(fake.tokenRequests.length, 1, 'one refresh for both gateways');
     t.equal(fake.tokenRequests[0]!.grant_type, 'refresh_token');
     t.equal(tokenA, tokenB);
