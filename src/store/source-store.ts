@@ -3,22 +3,11 @@ import { RESP_TYPES } from 'redis';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
+import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-export const SOURCE_TYPES = [
-  'url',
-  'file',
-  'text',
-  'youtube',
-  'google_drive',
-  'notion',
-  'dropbox',
-  'onedrive',
-  'sharepoint',
-  'zendesk',
-  'gitbook',
-] as const;
+export const SOURCE_TYPES = ['url', 'file', 'text', ...CONNECTOR_TYPES] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
 export const SOURCE_STATUSES = ['pending', 'crawling', 'processing', 'done', 'failed'] as const;

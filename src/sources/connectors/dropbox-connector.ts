@@ -4,6 +4,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-e
 import type { ConnectorHttp } from './connector-http.ts';
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
 import { expectOk } from './service-response.ts';
+import { webLink } from './web-link.ts';
 
 const LABEL = 'Dropbox';
 const WEB = 'https://www.dropbox.com';
@@ -27,12 +28,8 @@ type Target = { kind: 'link'; url: string } | { kind: 'path'; path: string };
 export function canonicalDropboxReference(reference: string): string {
   const trimmed = reference.trim();
   if (trimmed.startsWith('/')) return canonicalPath(trimmed);
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw new ValidationError(INVALID);
-  }
+  const url = webLink(trimmed);
+  if (!url) throw new ValidationError(INVALID);
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !LINK_HOSTS.has(url.hostname.toLowerCase())) {
     throw new ValidationError(INVALID);
   }

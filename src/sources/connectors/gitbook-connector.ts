@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-errors.ts';
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
 import { bearerRequest, okJson } from './service-response.ts';
+import { webLink } from './web-link.ts';
 
 const LABEL = 'GitBook';
 const APP = 'https://app.gitbook.com';
@@ -54,12 +55,8 @@ interface GitBookRevision {
 export function gitbookSpaceId(reference: string): string {
   const trimmed = reference.trim();
   if (ID.test(trimmed)) return trimmed;
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw new ValidationError(INVALID);
-  }
+  const url = webLink(trimmed);
+  if (!url) throw new ValidationError(INVALID);
   const host = url.hostname.toLowerCase();
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !host.includes('.')) {
     throw new ValidationError(INVALID);

@@ -4,6 +4,7 @@ import { ValidationError } from '../../errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-errors.ts';
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
 import { expectOk } from './service-response.ts';
+import { webLink } from './web-link.ts';
 
 const LABEL = 'Google Drive';
 const OPEN = 'https://drive.google.com/open?id=';
@@ -41,12 +42,8 @@ const FORMATS: Readonly<Record<string, { extension: string; exportAs?: string }>
 function driveId(reference: string): string {
   const trimmed = reference.trim();
   if (ID.test(trimmed)) return trimmed;
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw new ValidationError(INVALID);
-  }
+  const url = webLink(trimmed);
+  if (!url) throw new ValidationError(INVALID);
   const host = url.hostname.toLowerCase();
   // `/u/{n}/` picks one of several signed-in accounts; it says nothing about the item.
   const path = url.pathname.replace(/\/u\/\d+(?=\/|$)/, '');

@@ -1,6 +1,7 @@
 import { ConnectorError, DocumentGoneError } from './connector-errors.ts';
 import type { ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
 import { bearerRequest, expectOk, okJson } from './service-response.ts';
+import { webLink } from './web-link.ts';
 
 /** How errors name the service: OneDrive and SharePoint read through the same Graph calls. */
 export type GraphLabel = 'OneDrive' | 'SharePoint';
@@ -50,11 +51,8 @@ export function shareKey(link: string): string {
  * the fragment is dropped. Undefined when it is not an http(s) link.
  */
 export function parseLink(reference: string): URL | undefined {
-  const trimmed = reference.trim();
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
-  if (!URL.canParse(withScheme)) return undefined;
-  const url = new URL(withScheme);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  const url = webLink(reference);
+  if (!url) return undefined;
   if (url.username || url.password || url.port) return undefined;
   url.protocol = 'https:';
   url.hash = '';

@@ -12,6 +12,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-e
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
 import { blocksToMarkdown, plainText, readBlocks, trashed, type NotionBlockNode } from './notion-markdown.ts';
 import { expectOk } from './service-response.ts';
+import { webLink } from './web-link.ts';
 
 const LABEL = 'Notion';
 const WEB = 'https://www.notion.so';
@@ -31,12 +32,8 @@ export function notionId(reference: string): string {
   const trimmed = reference.trim().toLowerCase();
   const bare = bareId(trimmed);
   if (bare) return bare;
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//.test(trimmed) ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw new ValidationError(INVALID);
-  }
+  const url = webLink(trimmed);
+  if (!url) throw new ValidationError(INVALID);
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !HOSTS.test(url.hostname)) {
     throw new ValidationError(INVALID);
   }

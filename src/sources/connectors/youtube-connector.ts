@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.ts';
 import { transcriptParagraphs } from '../../ingest/subtitle-parser.ts';
 import type { Connector, ConnectorContext } from './connector.ts';
 import { youtubeTranscriptPlus, type Transcript, type TranscriptSource } from './youtube-transcripts.ts';
+import { webLink } from './web-link.ts';
 
 const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
 const WATCH_HOSTS = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com', 'music.youtube.com']);
@@ -18,12 +19,8 @@ const INVALID = 'url must be a link to one YouTube video, like https://www.youtu
 export function canonicalVideoUrl(reference: string): string {
   const trimmed = reference.trim();
   if (VIDEO_ID.test(trimmed)) return watchUrl(trimmed);
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw new ValidationError(INVALID);
-  }
+  const url = webLink(trimmed);
+  if (!url) throw new ValidationError(INVALID);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ValidationError(INVALID);
   const host = url.hostname.toLowerCase();
   const [first = '', second = ''] = url.pathname.split('/').filter(Boolean);

@@ -3,6 +3,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-e
 import type { ConnectorRequest, ConnectorResponse } from './connector-http.ts';
 import type { Connector, ConnectorAuth, ConnectorContext, ConnectorDocument, ConnectorListing } from './connector.ts';
 import { bearerRequest, okJson } from './service-response.ts';
+import { webLink } from './web-link.ts';
 
 const LABEL = 'Zendesk';
 const INVALID =
@@ -65,12 +66,8 @@ interface Rules {
  */
 function parseZendeskReference(reference: string): Target {
   const trimmed = reference.trim();
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`);
-  } catch {
-    throw new ValidationError(INVALID);
-  }
+  const url = webLink(trimmed);
+  if (!url) throw new ValidationError(INVALID);
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') {
     throw new ValidationError(INVALID);
   }
