@@ -100,7 +100,7 @@ export function registerDashboardConnectionRoutes(server: Server, api: Dashboard
       const service = param(req, 'service');
       if (!isOAuthService(service)) throw new ValidationError('Unknown service.');
       const q = query(req);
-      const session = await services.sessions.authenticate(sessionCookie(req)).catch(() => undefined);
+      const session = await services.sessions.authenticate(sessionCookie(req));
       const state = q.get('state') ?? '';
       const started = await services.oauth.starter(state);
       await services.oauth.complete(
