@@ -12,7 +12,9 @@ import { FakeZendesk } from '../fakes/fake-zendesk.ts';
 import { FakeYouTube } from '../fakes/fake-youtube.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
+import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { until } from '../support/until.ts';
 
 // Every connector source type ingested end to end: added through the CLI (`source add --type …
 // --wait`, which only follows a gateway's ingestion), read by the gateway through the service's real
@@ -356,7 +358,7 @@ t.test('sharepoint: a site with app-only client credentials: its pages and its d
   t.match(hits[0]!.chunk, { title: 'Leave policy', content: /28 days/ });
 });
 
-t.test('google_drive: a folder read with a service account key; Docs exported, a file too large skipped', async (t) => {
+t.test('google_drive: a folder and its subfolder read with a service account key; a file too large skipped', async (t) => {
   const { user } = await scaleAccount(gw.app);
   const bot = await services.chatbots.create(user.id, { name: 'Policies' });
   const keys = generateKeyPairSync('rsa', {
@@ -475,4 +477,60 @@ t.test('notion: a page with a sub-page and a database, read with an integration 
     await runCli(['source', 'add', '--bot', bot.id, '--type', 'notion', '--url', link, '--wait'], env),
     failure('source add: Reconnect Notion.'),
   );
+});
+
+t.test('the four dashboard types ingest when an owner adds them in the dashboard', async (t) => {
+  const owner = await createOwner(gw.app);
+  const client = await DashboardClient.signIn(gw.baseUrl, owner);
+  const bot = await services.chatbots.create(owner.id, { name: 'Everything' });
+  // The owner connected Notion in the dashboard and Drive and Dropbox by OAuth.
+  const notionToken = notion.issueToken();
+  t.equal((await client.post('/dashboard/api/connections', { service: 'notion', token: notionToken })).status, 201);
+  for (const [service, fake] of [
+    ['google_drive', drive.oauth],
+    ['dropbox', dropbox.oauth],
+  ] as const) {
+    const grant = fake.issueGrant();
+    await services.connections.create(owner.id, {
+      service,
+      authKind: 'oauth',
+      secret: {
+        access_token: grant.access_token,
+        refresh_token: grant.refresh_token,
+        expires_at: String(Date.now() + 3600_000),
+      },
+    });
+  }
+  youtube.videos.set('bbbbbbbbbbb', {
+    title: 'Unboxing',
+    captions: [{ languageCode: 'en', name: 'English', lines: [[0, 3, 'The box holds a router and a cable.']] }],
+  });
+  const page = notion.addPage('FAQ', { blocks: [{ type: 'paragraph', text: 'Support answers within a day.' }] });
+  const doc = drive.addFile('Warranty.txt', 'text/plain', 'The warranty lasts two years.');
+  dropbox.addFile('/Care/Leather.md', '# Leather\n\nUse a soft brush.\n');
+  const added = [
+    { type: 'youtube', url: 'https://www.youtube.com/watch?v=bbbbbbbbbbb' },
+    { type: 'notion', url: `https://www.notion.so/${page.replaceAll('-', '')}` },
+    { type: 'google_drive', url: `https://drive.google.com/file/d/${doc.id}/view` },
+    { type: 'dropbox', url: '/Care/Leather.md' },
+  ];
+  const ids: string[] = [];
+  for (const body of added) {
+    const res = await client.post(`/dashboard/api/chatbots/${bot.id}/sources`, body);
+    t.equal(res.status, 201, body.type);
+    ids.push((res.body as { id: string }).id);
+  }
+  await until(async () => {
+    const listed = (await client.get(`/dashboard/api/chatbots/${bot.id}/sources`)).body as Array<{ status: string }>;
+    return listed.every((source) => source.status === 'done' || source.status === 'failed');
+  }, 'the four sources');
+  const listed = (await client.get(`/dashboard/api/chatbots/${bot.id}/sources`)).body as Array<Record<string, unknown>>;
+  t.same(listed.map(({ type, title, status, error }) => ({ type, title, status, error })).reverse(), [
+    { type: 'youtube', title: 'Unboxing', status: 'done', error: '' },
+    { type: 'notion', title: 'FAQ', status: 'done', error: '' },
+    { type: 'google_drive', title: 'Warranty.txt', status: 'done', error: '' },
+    { type: 'dropbox', title: 'Leather.md', status: 'done', error: '' },
+  ]);
+  const answer = await gw.app.retrieval.retriever.search(bot.id, 'how long is the warranty', 1);
+  t.match(answer[0]!.chunk.content, /two years/);
 });
