@@ -133,6 +133,8 @@ t.test(
     await page.getByRole('heading', { name: 'Connections', exact: true }).waitFor();
     t.equal(new URL(page.url()).hash, '#/connections');
     const card = (service: string) => page.locator(`li.service-card[data-service="${service}"]`);
+    // The cards come with the services' answer: wait for the last one before reading them all.
+    await card('notion').waitFor();
     t.same(await page.locator('li.service-card h2').allTextContents(), ['Google Drive', 'Dropbox', 'Notion']);
     t.equal(
       await card('google_drive').getByRole('link', { name: 'Connect Google Drive' }).getAttribute('href'),
@@ -224,6 +226,8 @@ t.test(
     await form.getByLabel('Type').selectOption('notion');
     await form.getByRole('link', { name: 'Connect Notion first' }).waitFor();
     await form.getByLabel('Type').selectOption('google_drive');
+    // Rendered once the "connect first" line is gone; then nothing else of the form is stale.
+    await form.locator('p.connect-first').waitFor({ state: 'detached' });
     t.equal(await form.locator('p.connect-first').count(), 0);
     t.equal(await form.getByLabel('Connection').count(), 0, 'no picker for a single connection');
     t.equal(await add.isDisabled(), false);
