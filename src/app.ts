@@ -1,5 +1,6 @@
 import { ConversationRouter } from './actors/conversation-router.ts';
 import { ingestionWorkerFor, type IngestionWorker } from './actors/ingestion-worker.ts';
+import { randomUUID } from 'node:crypto';
 import { ConnectorReader } from './sources/connector-reader.ts';
 import { connectorLimits } from './sources/connectors/connector-settings.ts';
 import { dispatcherFromConfig, type WebhookDispatcher } from './actors/webhook-dispatcher.ts';
@@ -31,6 +32,9 @@ import { openRetrieval, type Retrieval } from './rag/retrieval.ts';
 import { routeSignal } from './signal-routing.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
+
+/** How long a gateway counts as running after it last said so (it says so every third of it). */
+const GATEWAY_PRESENCE_TTL_MS = 15_000;
 
 /** A running gateway. */
 export interface App {
@@ -110,6 +114,18 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     services.intake.onQueued = () => ingestion.kick();
     ingestion.start();
     stack.push(() => ingestion.stop());
+    // Says this gateway is running, for the CLI's `source add --wait` (only gateways ingest).
+    const gatewayId = randomUUID();
+    const beat = () => services.gateways.beat(gatewayId, Date.now() + GATEWAY_PRESENCE_TTL_MS);
+    await beat();
+    const beating = setInterval(() => {
+      beat().catch((error: unknown) => logger.warn({ err: error }, 'gateway presence not recorded'));
+    }, GATEWAY_PRESENCE_TTL_MS / 3);
+    beating.unref();
+    stack.push(async () => {
+      clearInterval(beating);
+      await services.gateways.leave(gatewayId);
+    });
     const router = conversationRouter(services, retrieval, config, options, clock, logger);
     router.start();
     stack.push(() => router.stop(options.shutdownGraceMs ?? 10_000));

@@ -36,6 +36,7 @@ import { LoginGate } from './store/login-gate.ts';
 import { PasswordStore } from './store/password-store.ts';
 import { SessionStore } from './store/session-store.ts';
 import { ConnectionStore } from './store/connection-store.ts';
+import { GatewayPresence } from './store/gateway-presence.ts';
 import { SecretKeyring } from './connections/secret-keyring.ts';
 import { ConnectionCredentials } from './connections/connection-credentials.ts';
 import { oauthClients, type OAuthClient } from './connections/oauth-clients.ts';
@@ -72,6 +73,8 @@ export interface Services {
   oauthClients: Partial<Record<ConnectionService, OAuthClient>>;
   /** Connecting a service with OAuth (dashboard and CLI). */
   oauth: OAuthFlow;
+  /** Which gateway processes are running (the CLI asks before it waits for one). */
+  gateways: GatewayPresence;
   /** How connectors and token requests reach services: SSRF guard, redirects, Retry-After. */
   connectorHttp: ConnectorHttp;
   leads: LeadStore;
@@ -175,6 +178,7 @@ export function createServices(
     oauthClients: clients,
     oauth: new OAuthFlow({ redis, keys, connections, clients, clock, http: connectorHttp }),
     connectorHttp,
+    gateways: new GatewayPresence(redis, keys),
     leads,
     leadCapture: new LeadCapture({ leads, relay, clock }),
     presence: new AgentPresence(redis, keys, clock),

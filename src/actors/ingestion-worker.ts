@@ -48,9 +48,6 @@ export interface IngestionOptions {
   maxInterruptions: number;
 }
 
-/** Reports progress lines while a source is ingested. */
-export type ProgressListener = (line: string) => void;
-
 /**
  * Ingests sources off the request path: claims queued sources from Redis with a lease (bounded
  * concurrency per process), moves their status pending → crawling (url) → processing → done or
@@ -99,15 +96,6 @@ export class IngestionWorker {
     ]);
   }
 
-  /** Ingests one source in this process if it is still queued (the CLI's `--wait`). */
-  async ingestNow(chatbotId: string, sourceId: string, onProgress?: ProgressListener): Promise<boolean> {
-    const now = this.deps.clock.nowMicros();
-    const claim = await this.deps.queue.claimOne(chatbotId, sourceId, now, this.options.leaseMs);
-    if (!claim) return false;
-    await this.run(claim, onProgress);
-    return true;
-  }
-
   private async poll(): Promise<void> {
     const free = this.options.concurrency - this.running;
     if (free <= 0) return;
@@ -115,7 +103,7 @@ export class IngestionWorker {
     for (const claim of claims) void this.run(claim);
   }
 
-  private async run(claim: IngestionClaim, onProgress?: ProgressListener): Promise<void> {
+  private async run(claim: IngestionClaim): Promise<void> {
     this.running += 1;
     const renew = setInterval(() => {
       this.deps.queue.renew(claim, this.deps.clock.nowMicros(), this.options.leaseMs).catch(() => {});
@@ -127,7 +115,7 @@ export class IngestionWorker {
         if (claim.interrupted > this.options.maxInterruptions) {
           await this.deps.sources.setStatus(source.id, 'failed', { error: 'ingestion was interrupted repeatedly' });
         } else {
-          await this.ingest(source, onProgress);
+          await this.ingest(source);
         }
       }
       await this.deps.queue.finish(claim);
@@ -142,11 +130,8 @@ export class IngestionWorker {
     }
   }
 
-  private async ingest(source: Source, onProgress?: ProgressListener): Promise<void> {
-    const progress = async (line: string) => {
-      onProgress?.(line);
-      await this.deps.sources.setProgress(source, line);
-    };
+  private async ingest(source: Source): Promise<void> {
+    const progress = (line: string) => this.deps.sources.setProgress(source, line);
     try {
       const { documents, pageCount, title: readTitle } = await this.read(source, progress);
       await this.deps.sources.setStatus(source.id, 'processing');
@@ -251,7 +236,7 @@ export class IngestionWorker {
   }
 }
 
-/** A worker as the configuration describes it; `concurrency` differs between the gateway and the CLI. */
+/** A gateway's worker as the configuration describes it. */
 export function ingestionWorkerFor(
   deps: Omit<IngestionDeps, 'crawl'>,
   config: Config,

@@ -1,14 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { ingestionWorkerFor } from '../actors/ingestion-worker.ts';
-import { systemClock } from '../clock.ts';
 import { openRetrieval } from '../rag/retrieval.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
 import type { Services } from '../services.ts';
 import type { Source } from '../store/source-store.ts';
 import { operatorSourceView } from '../views.ts';
-import { CONNECTOR_TYPES, isConnectorType } from '../sources/connectors/connector.ts';
-import { CliError, runCommand, type CommandContext } from './cli-runtime.ts';
+import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
+import { CliError, runCommand } from './cli-runtime.ts';
 import { createProgressDisplay } from './progress-display.ts';
 
 interface AddOptions {
@@ -36,10 +34,10 @@ export function registerSourceCommands(program: Command): void {
     .option('--connection <id>', 'the connection a connector source reads through (default: the newest)')
     .option('--wait', 'return after the source reaches done or failed, showing progress')
     .action((opts: AddOptions) =>
-      runCommand(async (s, context) => {
+      runCommand(async (s) => {
         const chatbot = await s.chatbots.get(opts.bot);
         const added = await add(s, opts, chatbot.user_id);
-        return operatorSourceView(opts.wait ? await waitFor(s, context, added) : added);
+        return operatorSourceView(opts.wait ? await waitFor(s, added) : added);
       }),
     );
   source
@@ -94,45 +92,28 @@ async function add(s: Services, opts: AddOptions, userId: string): Promise<Sourc
 }
 
 /**
- * Follows a source's progress until it is done (printed) or failed (exit 1 with its reason for a
- * connector source). A url, file or text source no gateway took yet is ingested here; connector
- * sources are only ever read by the gateways, with their connections and settings.
+ * Follows a source a gateway ingests until it is done (printed) or failed (exit 1 with its reason),
+ * showing its progress. The CLI never ingests: what shapes stored data (embedding space, crawler
+ * policy, limits, connections) is the gateways' configuration. While the source waits in the queue
+ * and no gateway is running, it says so rather than wait for ever.
  */
-async function waitFor(s: Services, context: CommandContext, added: Source): Promise<Source> {
+async function waitFor(s: Services, added: Source): Promise<Source> {
   const display = createProgressDisplay(process.stderr);
   try {
-    if (isConnectorType(added.type)) return await follow(s, added, display, true);
-    const retrieval = await openRetrieval(context.redis, s.keys, context.config, s.signals, context.logger);
-    const worker = ingestionWorkerFor(
-      {
-        queue: s.ingestion,
-        sources: s.sources,
-        index: retrieval.index,
-        embedder: retrieval.embedder,
-        clock: systemClock,
-        logger: context.logger,
-      },
-      context.config,
-      1,
-    );
-    await worker.ingestNow(added.chatbot_id, added.id, (line) => display.update(line));
-    return await follow(s, added, display, false);
+    for (let polls = 0; ; polls += 1) {
+      const current = await s.sources.get(added.id);
+      if (current.status === 'failed') throw new CliError(`source add: ${current.error}`);
+      if (current.status === 'done') return current;
+      // Every two seconds while queued: a gateway that just started takes it within a second.
+      if (current.status === 'pending' && polls % 8 === 0 && (await s.gateways.running(Date.now())) === 0) {
+        throw new CliError(
+          'source add: no gateway is running to ingest the source; it stays queued until one starts (npx switchboard serve)',
+        );
+      }
+      display.update((await s.sources.progress(current)) || current.status);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   } finally {
     display.stop();
-  }
-}
-
-async function follow(
-  s: Services,
-  added: Source,
-  display: ReturnType<typeof createProgressDisplay>,
-  failOnFailure: boolean,
-): Promise<Source> {
-  for (;;) {
-    const current = await s.sources.get(added.id);
-    if (current.status === 'failed' && failOnFailure) throw new CliError(`source add: ${current.error}`);
-    if (current.status === 'done' || current.status === 'failed') return current;
-    display.update((await s.sources.progress(current)) || current.status);
-    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

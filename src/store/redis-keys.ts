@@ -262,4 +262,8 @@ export class RedisKeys {
   gatewayPublicUrl(): string {
     return `${this.prefix}gateway-public-url`;
   }
+  /** Gateway processes that are running, scored by when their last word lapses (ms). */
+  gateways(): string {
+    return `${this.prefix}gateways`;
+  }
 }

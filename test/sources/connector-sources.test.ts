@@ -15,6 +15,8 @@ import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { until } from '../support/until.ts';
+import { startRedis } from '../support/redis-server.ts';
+import { createServer } from 'node:http';
 
 // Every connector source type ingested end to end: added through the CLI (`source add --type …
 // --wait`, which only follows a gateway's ingestion), read by the gateway through the service's real
@@ -358,53 +360,56 @@ t.test('sharepoint: a site with app-only client credentials: its pages and its d
   t.match(hits[0]!.chunk, { title: 'Leave policy', content: /28 days/ });
 });
 
-t.test('google_drive: a folder and its subfolder read with a service account key; a file too large skipped', async (t) => {
-  const { user } = await scaleAccount(gw.app);
-  const bot = await services.chatbots.create(user.id, { name: 'Policies' });
-  const keys = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
-  const email = 'reader@acme-docs.iam.gserviceaccount.com';
-  drive.addServiceAccount(email, keys.publicKey);
-  const dir = mkdtempSync(path.join(tmpdir(), 'sb-drive-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const keyFile = path.join(dir, 'key.json');
-  writeFileSync(
-    keyFile,
-    JSON.stringify({
-      type: 'service_account',
-      private_key: keys.privateKey,
-      client_email: email,
-      token_uri: 'https://oauth2.googleapis.com/token',
-    }),
-  );
-  const connection = await ok([
+t.test(
+  'google_drive: a folder and its subfolder read with a service account key; a file too large skipped',
+  async (t) => {
+    const { user } = await scaleAccount(gw.app);
+    const bot = await services.chatbots.create(user.id, { name: 'Policies' });
+    const keys = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const email = 'reader@acme-docs.iam.gserviceaccount.com';
+    drive.addServiceAccount(email, keys.publicKey);
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-drive-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const keyFile = path.join(dir, 'key.json');
+    writeFileSync(
+      keyFile,
+      JSON.stringify({
+        type: 'service_account',
+        private_key: keys.privateKey,
+        client_email: email,
+        token_uri: 'https://oauth2.googleapis.com/token',
+      }),
+    );
+    const connection = await ok([
     'connection', 'create', '--user', user.id, '--service', 'google_drive', '--service-account-file', keyFile,
   ]); // prettier-ignore
-  t.notOk(JSON.stringify(await services.connections.listForUser(user.id)).includes('PRIVATE KEY'));
-  const folder = drive.addFolder('HR Policies');
-  drive.addFile('Travel.md', 'text/markdown', '# Travel\n\nBook trains for trips under four hours.\n', folder.id);
-  drive.addFile('Scan.pdf', 'application/pdf', 'x'.repeat(6000), folder.id);
-  const sub = drive.addFolder('Benefits', folder.id);
-  drive.addFile('Lunch.txt', 'text/plain', 'Lunch is paid on Fridays.', sub.id);
-  const source = await ok([
+    t.notOk(JSON.stringify(await services.connections.listForUser(user.id)).includes('PRIVATE KEY'));
+    const folder = drive.addFolder('HR Policies');
+    drive.addFile('Travel.md', 'text/markdown', '# Travel\n\nBook trains for trips under four hours.\n', folder.id);
+    drive.addFile('Scan.pdf', 'application/pdf', 'x'.repeat(6000), folder.id);
+    const sub = drive.addFolder('Benefits', folder.id);
+    drive.addFile('Lunch.txt', 'text/plain', 'Lunch is paid on Fridays.', sub.id);
+    const source = await ok([
     'source', 'add', '--bot', bot.id, '--type', 'google_drive', '--url', `https://drive.google.com/drive/folders/${folder.id}`, '--wait',
   ]); // prettier-ignore
-  t.match(source, {
-    type: 'google_drive',
-    title: 'HR Policies',
-    status: 'done',
-    page_count: 2,
-    reference: `https://drive.google.com/open?id=${folder.id}`,
-    connection_id: connection.id,
-  });
-  const hits = await gw.app.retrieval.retriever.search(bot.id, 'which day is lunch paid', 1);
-  t.match(hits[0]!.chunk, { title: 'Lunch.txt', content: /Fridays/ });
-  const secret = await services.connections.secret(connection.id);
-  t.ok(drive.oauth.isValid(secret.access_token) || secret.access_token!.length > 0, 'a token was minted and kept');
-});
+    t.match(source, {
+      type: 'google_drive',
+      title: 'HR Policies',
+      status: 'done',
+      page_count: 2,
+      reference: `https://drive.google.com/open?id=${folder.id}`,
+      connection_id: connection.id,
+    });
+    const hits = await gw.app.retrieval.retriever.search(bot.id, 'which day is lunch paid', 1);
+    t.match(hits[0]!.chunk, { title: 'Lunch.txt', content: /Fridays/ });
+    const secret = await services.connections.secret(connection.id);
+    t.ok(drive.oauth.isValid(secret.access_token) || secret.access_token!.length > 0, 'a token was minted and kept');
+  },
+);
 
 t.test('zendesk: a public help centre without a connection; with one, restricted articles too', async (t) => {
   const { user } = await scaleAccount(gw.app);
@@ -533,4 +538,33 @@ t.test('the four dashboard types ingest when an owner adds them in the dashboard
   ]);
   const answer = await gw.app.retrieval.retriever.search(bot.id, 'how long is the warranty', 1);
   t.match(answer[0]!.chunk.content, /two years/);
+});
+
+t.test("--wait only follows a gateway: its settings win over the CLI's, and without one it says so", async (t) => {
+  // A loopback page: the gateway may crawl it (CRAWL_ALLOW_PRIVATE=1); the CLI's environment may not.
+  const site = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      '<html><head><title>Opening hours</title></head><body><main><p>Open nine to five.</p></main></body></html>',
+    );
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => site.close(resolve)));
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Hours' });
+  const url = `http://127.0.0.1:${(site.address() as { port: number }).port}/`;
+  const source = await ok(['source', 'add', '--bot', bot.id, '--url', url, '--wait']);
+  t.match(source, { type: 'url', title: 'Opening hours', status: 'done', page_count: 1 });
+
+  const lonely = await startRedis();
+  t.teardown(() => lonely.stop());
+  const alone = { ...env, REDIS_URL: lonely.url };
+  const owner = await runCliJson(['user', 'create', '--email', 'alone@example.com'], alone);
+  const chatbot = await runCliJson(['bot', 'create', '--user', owner.id, '--name', 'Alone'], alone);
+  t.same(
+    await runCli(['source', 'add', '--bot', chatbot.id, '--text', 'Queued text.', '--wait'], alone),
+    failure(
+      'source add: no gateway is running to ingest the source; it stays queued until one starts (npx switchboard serve)',
+    ),
+  );
 });
