@@ -199,7 +199,11 @@ async function beginTurn(
   }
   const id = ++state.lastTurnId;
   const renew = setInterval(() => {
-    deps.conversations.renewLease(chatbot.id, sessionId, token, deps.limits.leaseMs).catch(() => {});
+    // A failed renewal is tried again a third of a lease later; should the lease lapse meanwhile, the
+    // fenced scripts refuse this turn's writes and another gateway continues the conversation.
+    deps.conversations.renewLease(chatbot.id, sessionId, token, deps.limits.leaseMs).catch((error: unknown) => {
+      deps.logger.warn({ err: error, chatbot_id: chatbot.id, session_id: sessionId }, 'conversation lease not renewed');
+    });
   }, deps.limits.leaseMs / 3);
   renew.unref();
   state.turn = { id, waiting: next, token, answered: false, renew };

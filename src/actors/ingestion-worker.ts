@@ -106,11 +106,14 @@ export class IngestionWorker {
   private async run(claim: IngestionClaim): Promise<void> {
     this.running += 1;
     const renew = setInterval(() => {
-      this.deps.queue.renew(claim, this.deps.clock.nowMicros(), this.options.leaseMs).catch(() => {});
+      // Tried again a third of a lease later; a lapsed lease only means another gateway ingests it again.
+      this.deps.queue.renew(claim, this.deps.clock.nowMicros(), this.options.leaseMs).catch((error: unknown) => {
+        this.deps.logger.warn({ err: error, source_id: claim.sourceId }, 'ingestion lease not renewed');
+      });
     }, this.options.leaseMs / 3);
     renew.unref();
     try {
-      const source = await this.deps.sources.get(claim.sourceId).catch(() => undefined);
+      const source = await this.deps.sources.find(claim.sourceId);
       if (source && source.status !== 'done' && source.status !== 'failed') {
         if (claim.interrupted > this.options.maxInterruptions) {
           await this.deps.sources.setStatus(source.id, 'failed', { error: 'ingestion was interrupted repeatedly' });
@@ -154,7 +157,7 @@ export class IngestionWorker {
       });
       const chunks = await this.embed(unembedded, progress);
       // A source deleted meanwhile must not come back into retrieval.
-      const live = await this.deps.sources.get(source.id).catch(() => undefined);
+      const live = await this.deps.sources.find(source.id);
       if (!live) return;
       await this.deps.index.replaceSource(source.chatbot_id, source.id, chunks);
       if (records.size > 0) await this.deps.sources.setDocuments(source, records);
@@ -168,8 +171,11 @@ export class IngestionWorker {
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.deps.logger.warn({ source_id: source.id, reason }, 'ingestion failed');
-      await this.deps.sources.setStatus(source.id, 'failed', { error: reason }).catch(() => {});
-      await progress('').catch(() => {});
+      // Deleted meanwhile: nothing to report. A failure to record it reaches `run`, whose lease
+      // then lapses and another claim ingests the source again.
+      if (!(await this.deps.sources.find(source.id))) return;
+      await this.deps.sources.setStatus(source.id, 'failed', { error: reason });
+      await progress('');
     }
   }
 

@@ -50,7 +50,7 @@ export function parseServiceAccountKey(json: string): ServiceAccountKey {
 /**
  * An access token for a service account (scope `drive.readonly`): google-auth-library's `JWT` signs
  * the assertion and exchanges it (the JWT-bearer grant) at `tokenUrl` through `fetchImpl`; the
- * library's hard-coded Google host is never contacted. A refused assertion throws
+ * Google token host built into the library is never contacted. A refused assertion throws
  * `InvalidGrantError`; an endpoint that fails otherwise, a `ConnectorError`.
  */
 export async function serviceAccountToken(

@@ -112,6 +112,16 @@ export class SourceStore {
     return toSource(row);
   }
 
+  /** A live source, or undefined when it does not exist or was deleted (other failures throw). */
+  async find(sourceId: string): Promise<Source | undefined> {
+    try {
+      return await this.get(sourceId);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
   /** Moves a live source to a status, with its page count and failure reason when known. */
   async setStatus(
     sourceId: string,

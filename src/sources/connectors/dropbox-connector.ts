@@ -60,7 +60,7 @@ function targetOf(reference: string): Target {
 }
 
 /**
- * The SDK's fetch: its hard-coded hosts (`api.dropboxapi.com`, `content.dropboxapi.com`) become the
+ * The SDK's fetch: the hosts built into it (`api.dropboxapi.com`, `content.dropboxapi.com`) become the
  * configured base URLs, and the request goes through the connector HTTP layer.
  */
 function dropboxFetch(http: ConnectorHttp): typeof fetch {
