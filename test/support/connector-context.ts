@@ -70,3 +70,25 @@ export function testConnectorContext(
   });
   return { auth: options.auth, http, limits };
 }
+
+/** What `action` throws (the refusal a test expects), or what it returns when it throws nothing. */
+export function thrown(action: () => unknown): unknown {
+  try {
+    return action();
+  } catch (caught) {
+    return caught;
+  }
+}
+
+/**
+ * The error `promise` rejects with (an Error saying so when it resolves), its message kept in
+ * `messages` so a test can check that no token appears in any message it saw.
+ */
+export async function failureOf(promise: Promise<unknown>, messages: string[]): Promise<Error> {
+  const caught = await promise.then(
+    () => new Error('expected a failure'),
+    (error: unknown) => error as Error,
+  );
+  messages.push(caught.message);
+  return caught;
+}

@@ -4,7 +4,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { dropboxConnector } from '../../../src/sources/connectors/dropbox-connector.ts';
 import { FakeDropbox } from '../../fakes/fake-dropbox.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeDropbox().start();
 t.teardown(() => fake.stop());
@@ -34,13 +34,8 @@ function context(
   };
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The calls the fake received, as `host route arg`. */
@@ -121,13 +116,7 @@ t.test('shared links and paths become their canonical form', async (t) => {
     '',
   ];
   for (const reference of refused) {
-    const error = (() => {
-      try {
-        return dropboxConnector.parseReference(reference);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => dropboxConnector.parseReference(reference));
     t.ok(error instanceof ValidationError, reference);
     t.equal(
       (error as ValidationError).detail,

@@ -5,7 +5,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/
 import type { ConnectorContext } from '../../../src/sources/connectors/connector.ts';
 import { gitbookConnector } from '../../../src/sources/connectors/gitbook-connector.ts';
 import { FakeGitBook, type FakeGitBookPage, type FakeGitBookSpace } from '../../fakes/fake-gitbook.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeGitBook().start();
 t.teardown(() => fake.stop());
@@ -28,13 +28,8 @@ function context(
   return { ...testConnectorContext({ ...limits, auth, baseUrls: { gitbook: fake.url } }), auth };
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The calls the fake received, as `path query`. */

@@ -7,7 +7,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { googleDriveConnector } from '../../../src/sources/connectors/google-drive-connector.ts';
 import { FakeGoogleDrive, type FakeDriveFile } from '../../fakes/fake-google-drive.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeGoogleDrive().start();
 t.teardown(() => fake.stop());
@@ -37,13 +37,8 @@ function context(
   };
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The API calls the fake received, as `method fileId-or-query`. */
@@ -163,13 +158,7 @@ t.test('links and ids become their canonical form', async (t) => {
     '',
   ];
   for (const reference of refused) {
-    const error = (() => {
-      try {
-        return googleDriveConnector.parseReference(reference);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => googleDriveConnector.parseReference(reference));
     t.ok(error instanceof ValidationError, reference);
     t.equal(
       (error as ValidationError).detail,
@@ -546,13 +535,7 @@ t.test('a service account key is checked before it is stored', async (t) => {
     keyFile(keys.privateKey, { private_key: undefined }),
   ];
   for (const json of refused) {
-    const error = (() => {
-      try {
-        return parseServiceAccountKey(json);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => parseServiceAccountKey(json));
     t.ok(error instanceof ValidationError, json.slice(0, 40));
     t.equal((error as ValidationError).detail, 'service account key must be a Google service account JSON key file.');
   }

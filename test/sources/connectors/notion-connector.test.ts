@@ -4,7 +4,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { notionConnector } from '../../../src/sources/connectors/notion-connector.ts';
 import { FakeNotion, type BlockSpec } from '../../fakes/fake-notion.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeNotion().start();
 t.teardown(() => fake.stop());
@@ -27,13 +27,8 @@ function context(
   return { ...testConnectorContext({ ...limits, auth, baseUrls: { notion: fake.url } }), auth };
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The requests the fake received, as `route id [cursor]`. */

@@ -5,7 +5,7 @@ import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/c
 import { shareKey } from '../../../src/sources/connectors/graph-drive.ts';
 import { onedriveConnector } from '../../../src/sources/connectors/onedrive-connector.ts';
 import { FakeMicrosoftGraph, type FakeGraphDrive, type FakeGraphItem } from '../../fakes/fake-microsoft-graph.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeMicrosoftGraph().start();
 t.teardown(() => fake.stop());
@@ -32,13 +32,8 @@ function context(
   return { ...testConnectorContext({ ...limits, auth, baseUrls: { graph: fake.graphUrl } }), auth };
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The Graph calls the fake received, as `route url status`. */
@@ -130,13 +125,7 @@ t.test('sharing links become their canonical form', async (t) => {
     '',
   ];
   for (const reference of refused) {
-    const error = (() => {
-      try {
-        return onedriveConnector.parseReference(reference);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => onedriveConnector.parseReference(reference));
     t.ok(error instanceof ValidationError, reference);
     t.equal(
       (error as ValidationError).detail,

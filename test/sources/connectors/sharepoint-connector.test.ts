@@ -10,7 +10,7 @@ import {
   type FakeGraphPage,
   type FakeGraphSite,
 } from '../../fakes/fake-microsoft-graph.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeMicrosoftGraph().start();
 t.teardown(() => fake.stop());
@@ -37,13 +37,8 @@ function context(
   return { ...testConnectorContext({ ...limits, auth, baseUrls: { graph: fake.graphUrl } }), auth };
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The requests the fake received, as `route url status`. */
@@ -151,13 +146,7 @@ t.test('sites and sharing links become their canonical form', async (t) => {
     '',
   ];
   for (const reference of refused) {
-    const error = (() => {
-      try {
-        return sharepointConnector.parseReference(reference);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => sharepointConnector.parseReference(reference));
     t.ok(error instanceof ValidationError, reference);
     t.equal(
       (error as ValidationError).detail,

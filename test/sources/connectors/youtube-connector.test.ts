@@ -6,7 +6,7 @@ import { ForbiddenDestinationError } from '../../../src/net/ssrf-guard.ts';
 import { ConnectorError, DocumentGoneError } from '../../../src/sources/connectors/connector-errors.ts';
 import type { ConnectorContext } from '../../../src/sources/connectors/connector.ts';
 import { youtubeConnector } from '../../../src/sources/connectors/youtube-connector.ts';
-import { testConnectorContext } from '../../support/connector-context.ts';
+import { testConnectorContext, thrown } from '../../support/connector-context.ts';
 import { consentPage, FakeYouTube, recaptchaPage, type FakeVideo } from '../../fakes/fake-youtube.ts';
 
 const ID = 'dQw4w9WgXcQ';
@@ -102,13 +102,7 @@ t.test('every form of a video link becomes its canonical watch URL', async (t) =
     '',
   ];
   for (const reference of refused) {
-    const error = (() => {
-      try {
-        return youtubeConnector.parseReference(reference);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => youtubeConnector.parseReference(reference));
     t.ok(error instanceof ValidationError, reference);
     t.equal(
       (error as ValidationError).detail,

@@ -4,7 +4,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { zendeskConnector } from '../../../src/sources/connectors/zendesk-connector.ts';
 import { FakeZendesk, type FakeZendeskArticle } from '../../fakes/fake-zendesk.ts';
-import { testConnectorContext, TestAuth } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
 
 const fake = await new FakeZendesk().start();
 t.teardown(() => fake.stop());
@@ -47,13 +47,8 @@ function basic(token: string): string {
   return Buffer.from(`${fake.email}/token:${token}`).toString('base64');
 }
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  const caught = await promise.then(
-    () => new Error('expected a failure'),
-    (error: unknown) => error as Error,
-  );
-  messages.push(caught.message);
-  return caught;
+function failure(promise: Promise<unknown>): Promise<Error> {
+  return failureOf(promise, messages);
 }
 
 /** The requests the fake received, as `path?query`. */
@@ -158,13 +153,7 @@ t.test('help centre, category, section and article links become their canonical 
     '',
   ];
   for (const reference of refused) {
-    const error = (() => {
-      try {
-        return zendeskConnector.parseReference(reference);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = thrown(() => zendeskConnector.parseReference(reference));
     t.ok(error instanceof ValidationError, reference);
     t.equal(
       (error as ValidationError).detail,
