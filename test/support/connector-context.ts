@@ -1,3 +1,5 @@
+import type { Test as Tap } from 'tap';
+import { ValidationError } from '../../src/errors.ts';
 import { ReconnectError } from '../../src/sources/connectors/connector-errors.ts';
 import {
   createConnectorHttp,
@@ -91,4 +93,18 @@ export async function failureOf(promise: Promise<unknown>, messages: string[]): 
   );
   messages.push(caught.message);
   return caught;
+}
+
+/** Checks that `parse` refuses each reference with a ValidationError whose detail is `detail`. */
+export function assertRefused(
+  t: Tap,
+  parse: (reference: string) => string,
+  references: readonly string[],
+  detail: string,
+): void {
+  for (const reference of references) {
+    const error = thrown(() => parse(reference));
+    t.ok(error instanceof ValidationError, reference);
+    t.equal((error as ValidationError).detail, detail, reference);
+  }
 }

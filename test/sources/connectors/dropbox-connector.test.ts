@@ -1,10 +1,9 @@
 import t from 'tap';
-import { ValidationError } from '../../../src/errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { dropboxConnector } from '../../../src/sources/connectors/dropbox-connector.ts';
 import { FakeDropbox } from '../../fakes/fake-dropbox.ts';
-import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, failureOf, assertRefused } from '../../support/connector-context.ts';
 
 const fake = await new FakeDropbox().start();
 t.teardown(() => fake.stop());
@@ -115,16 +114,13 @@ t.test('shared links and paths become their canonical form', async (t) => {
     'not a link',
     '',
   ];
-  for (const reference of refused) {
-    const error = thrown(() => dropboxConnector.parseReference(reference));
-    t.ok(error instanceof ValidationError, reference);
-    t.equal(
-      (error as ValidationError).detail,
-      'url must be a Dropbox shared link or a path in the connected Dropbox, like ' +
-        'https://www.dropbox.com/scl/fo/4k2x9b7q3m1/AAB8f3k2?rlkey=a8f3k2lq9&dl=0 or /Team/Handbook.',
-      reference,
-    );
-  }
+  assertRefused(
+    t,
+    (reference) => dropboxConnector.parseReference(reference),
+    refused,
+    'url must be a Dropbox shared link or a path in the connected Dropbox, like ' +
+      'https://www.dropbox.com/scl/fo/4k2x9b7q3m1/AAB8f3k2?rlkey=a8f3k2lq9&dl=0 or /Team/Handbook.',
+  );
 });
 
 t.test('a shared file is one document, downloaded through its link', async (t) => {

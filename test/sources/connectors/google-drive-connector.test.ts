@@ -7,7 +7,7 @@ import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { googleDriveConnector } from '../../../src/sources/connectors/google-drive-connector.ts';
 import { FakeGoogleDrive, type FakeDriveFile } from '../../fakes/fake-google-drive.ts';
-import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, thrown, failureOf, assertRefused } from '../../support/connector-context.ts';
 
 const fake = await new FakeGoogleDrive().start();
 t.teardown(() => fake.stop());
@@ -157,16 +157,13 @@ t.test('links and ids become their canonical form', async (t) => {
     'not a link',
     '',
   ];
-  for (const reference of refused) {
-    const error = thrown(() => googleDriveConnector.parseReference(reference));
-    t.ok(error instanceof ValidationError, reference);
-    t.equal(
-      (error as ValidationError).detail,
-      'url must be a Google Drive file or folder link, or its id, like ' +
-        'https://drive.google.com/drive/folders/1AbCdEfGhIjKlMnOpQrStUvWxYz012345.',
-      reference,
-    );
-  }
+  assertRefused(
+    t,
+    (reference) => googleDriveConnector.parseReference(reference),
+    refused,
+    'url must be a Google Drive file or folder link, or its id, like ' +
+      'https://drive.google.com/drive/folders/1AbCdEfGhIjKlMnOpQrStUvWxYz012345.',
+  );
 });
 
 t.test('a folder is listed page by page, depth-first, without trash or unreadable types', async (t) => {

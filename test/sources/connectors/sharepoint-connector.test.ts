@@ -1,5 +1,4 @@
 import t from 'tap';
-import { ValidationError } from '../../../src/errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { shareKey } from '../../../src/sources/connectors/graph-drive.ts';
@@ -10,7 +9,7 @@ import {
   type FakeGraphPage,
   type FakeGraphSite,
 } from '../../fakes/fake-microsoft-graph.ts';
-import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, failureOf, assertRefused } from '../../support/connector-context.ts';
 
 const fake = await new FakeMicrosoftGraph().start();
 t.teardown(() => fake.stop());
@@ -145,16 +144,13 @@ t.test('sites and sharing links become their canonical form', async (t) => {
     'not a link',
     '',
   ];
-  for (const reference of refused) {
-    const error = thrown(() => sharepointConnector.parseReference(reference));
-    t.ok(error instanceof ValidationError, reference);
-    t.equal(
-      (error as ValidationError).detail,
-      'url must be a SharePoint site or sharing link, like https://contoso.sharepoint.com/sites/marketing ' +
-        'or https://contoso.sharepoint.com/:f:/s/marketing/EgAbCdEfGhIjKlMn?e=x1Y2z3.',
-      reference,
-    );
-  }
+  assertRefused(
+    t,
+    (reference) => sharepointConnector.parseReference(reference),
+    refused,
+    'url must be a SharePoint site or sharing link, like https://contoso.sharepoint.com/sites/marketing ' +
+      'or https://contoso.sharepoint.com/:f:/s/marketing/EgAbCdEfGhIjKlMn?e=x1Y2z3.',
+  );
 });
 
 const siteDocuments = (): ConnectorDocument[] => [

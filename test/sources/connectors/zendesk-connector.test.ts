@@ -1,10 +1,9 @@
 import t from 'tap';
-import { ValidationError } from '../../../src/errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
 import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { zendeskConnector } from '../../../src/sources/connectors/zendesk-connector.ts';
 import { FakeZendesk, type FakeZendeskArticle } from '../../fakes/fake-zendesk.ts';
-import { testConnectorContext, TestAuth, thrown, failureOf } from '../../support/connector-context.ts';
+import { testConnectorContext, TestAuth, failureOf, assertRefused } from '../../support/connector-context.ts';
 
 const fake = await new FakeZendesk().start();
 t.teardown(() => fake.stop());
@@ -152,16 +151,13 @@ t.test('help centre, category, section and article links become their canonical 
     'not a link',
     '',
   ];
-  for (const reference of refused) {
-    const error = thrown(() => zendeskConnector.parseReference(reference));
-    t.ok(error instanceof ValidationError, reference);
-    t.equal(
-      (error as ValidationError).detail,
-      'url must be a Zendesk help centre, category, section or article link, like ' +
-        'https://acme.zendesk.com/hc/en-us/articles/360001234567-Resetting-a-password.',
-      reference,
-    );
-  }
+  assertRefused(
+    t,
+    (reference) => zendeskConnector.parseReference(reference),
+    refused,
+    'url must be a Zendesk help centre, category, section or article link, like ' +
+      'https://acme.zendesk.com/hc/en-us/articles/360001234567-Resetting-a-password.',
+  );
 });
 
 t.test('an article link is one document, read fresh when fetched', async (t) => {
