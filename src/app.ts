@@ -101,7 +101,6 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         clock,
         logger,
         connectors: new ConnectorReader({
-          connections: services.connections,
           credentials: services.credentials,
           http: services.connectorHttp,
           limits: connectorLimits(config),
@@ -109,14 +108,13 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         }),
       },
       config,
-      2,
     );
     services.intake.onQueued = () => ingestion.kick();
     ingestion.start();
     stack.push(() => ingestion.stop());
     // Says this gateway is running, for the CLI's `source add --wait` (only gateways ingest).
     const gatewayId = randomUUID();
-    const beat = () => services.gateways.beat(gatewayId, Date.now() + GATEWAY_PRESENCE_TTL_MS);
+    const beat = () => services.gateways.beat(gatewayId, GATEWAY_PRESENCE_TTL_MS);
     await beat();
     const beating = setInterval(() => {
       beat().catch((error: unknown) => logger.warn({ err: error }, 'gateway presence not recorded'));
@@ -160,7 +158,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     stack.push(() => sockets.close());
     logger.info({ port, host: config.HOST }, 'gateway listening');
     // The CLI derives the links it prints (an OAuth sign-in) from the gateways' address, not its own.
-    if (config.PUBLIC_URL) await handle.redis.set(services.keys.gatewayPublicUrl(), config.PUBLIC_URL);
+    if (config.PUBLIC_URL) await services.gateways.publishUrl(config.PUBLIC_URL);
     return {
       port,
       services,

@@ -73,7 +73,7 @@ export interface Services {
   oauthClients: Partial<Record<ConnectionService, OAuthClient>>;
   /** Connecting a service with OAuth (dashboard and CLI). */
   oauth: OAuthFlow;
-  /** Which gateway processes are running (the CLI asks before it waits for one). */
+  /** Which gateway processes are running, and the address they publish (for the CLI). */
   gateways: GatewayPresence;
   /** How connectors and token requests reach services: SSRF guard, redirects, Retry-After. */
   connectorHttp: ConnectorHttp;
@@ -172,13 +172,11 @@ export function createServices(
       clock,
       logger,
       oauth: clients,
-      googleTokenUrl: baseUrls.googleToken,
-      microsoftLoginUrl: baseUrls.microsoftLogin,
     }),
     oauthClients: clients,
     oauth: new OAuthFlow({ redis, keys, connections, clients, clock, http: connectorHttp }),
     connectorHttp,
-    gateways: new GatewayPresence(redis, keys),
+    gateways: new GatewayPresence(redis, keys, clock),
     leads,
     leadCapture: new LeadCapture({ leads, relay, clock }),
     presence: new AgentPresence(redis, keys, clock),

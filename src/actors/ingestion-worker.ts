@@ -26,8 +26,8 @@ export interface IngestionDeps {
   clock: Clock;
   logger: Logger;
   crawl: Partial<CrawlOptions>;
-  /** Reads connector sources (Drive, Notion, …); without it they fail as not readable here. */
-  connectors?: ConnectorReader;
+  /** Reads connector sources (Drive, Notion, …). */
+  connectors: ConnectorReader;
 }
 
 /** The documents of a source, chunk-id part, and page count as read. */
@@ -209,7 +209,6 @@ export class IngestionWorker {
   }
 
   private async readConnector(source: Source, progress: (line: string) => Promise<void>): Promise<ReadSource> {
-    if (!this.deps.connectors) throw new Error(`${source.type} sources are read by the gateways, not here`);
     await this.deps.sources.setStatus(source.id, 'crawling');
     const read = await this.deps.connectors.read(source, progress);
     const only = read.documents[0]!;
@@ -242,14 +241,10 @@ export class IngestionWorker {
   }
 }
 
-/** A gateway's worker as the configuration describes it. */
-export function ingestionWorkerFor(
-  deps: Omit<IngestionDeps, 'crawl'>,
-  config: Config,
-  concurrency: number,
-): IngestionWorker {
+/** A gateway's worker as the configuration describes it: two sources at a time. */
+export function ingestionWorkerFor(deps: Omit<IngestionDeps, 'crawl'>, config: Config): IngestionWorker {
   return new IngestionWorker(
     { ...deps, crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE } },
-    { concurrency, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
+    { concurrency: 2, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
   );
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { OAUTH_STATE_TTL_SECONDS } from '../connections/oauth-flow.ts';
-import { isOAuthService } from '../connections/oauth-clients.ts';
+import { assertOAuthService, isOAuthService } from '../connections/oauth-clients.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { CONNECTION_SERVICES, type ConnectionService } from '../sources/connectors/connector.ts';
@@ -69,9 +69,7 @@ export function registerConnectionCommands(program: Command): void {
     .description('prints a sign-in link on stderr and waits (10 minutes) for the owner to allow access')
     .requiredOption('--user <id>', 'account id')
     .requiredOption('--service <service>', 'google_drive|dropbox|microsoft')
-    .action((opts: { user: string; service: string }) =>
-      runCommand(async (s, { redis }) => oauth(s, opts.user, opts.service, await redis.get(s.keys.gatewayPublicUrl()))),
-    );
+    .action((opts: { user: string; service: string }) => runCommand(async (s) => oauth(s, opts.user, opts.service)));
 }
 
 async function newConnection(opts: CreateOptions): Promise<NewConnection> {
@@ -127,10 +125,10 @@ async function newConnection(opts: CreateOptions): Promise<NewConnection> {
  * the OAuth client and receives the callback), which sends the browser on to the service; this
  * command waits for the gateway to record the result.
  */
-async function oauth(s: Services, userId: string, service: string, publicUrl: string | null): Promise<unknown> {
-  if (!isOAuthService(service))
-    throw new ValidationError('service must be one of google_drive, dropbox, microsoft for OAuth.');
+async function oauth(s: Services, userId: string, service: string): Promise<unknown> {
+  assertOAuthService(service);
   await s.accounts.get(userId);
+  const publicUrl = await s.gateways.publicUrl();
   if (!publicUrl) {
     throw new CliError(
       'connection oauth: no gateway has published its PUBLIC_URL; start a gateway with PUBLIC_URL set.',

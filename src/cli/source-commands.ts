@@ -105,7 +105,7 @@ async function waitFor(s: Services, added: Source): Promise<Source> {
       if (current.status === 'failed') throw new CliError(`source add: ${current.error}`);
       if (current.status === 'done') return current;
       // Every two seconds while queued: a gateway that just started takes it within a second.
-      if (current.status === 'pending' && polls % 8 === 0 && (await s.gateways.running(Date.now())) === 0) {
+      if (current.status === 'pending' && polls % 8 === 0 && (await s.gateways.running()) === 0) {
         throw new CliError(
           'source add: no gateway is running to ingest the source; it stays queued until one starts (npx switchboard serve)',
         );

@@ -5,10 +5,11 @@ import type { Logger } from '../logger.ts';
 import { ConnectorError, ReconnectError } from '../sources/connectors/connector-errors.ts';
 import type { ConnectorHttp } from '../sources/connectors/connector-http.ts';
 import { SERVICE_LABELS, type ConnectorAuth, type ConnectionService } from '../sources/connectors/connector.ts';
+import { ValidationError } from '../errors.ts';
 import type { Connection, ConnectionSecret, ConnectionStore } from '../store/connection-store.ts';
 import type { ProcessLease } from '../store/process-lease.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
-import type { OAuthClient } from './oauth-clients.ts';
+import { microsoftTokenUrl, type OAuthClient } from './oauth-clients.ts';
 import { InvalidGrantError, requestToken, type TokenResponse } from './token-endpoint.ts';
 
 /** A token this close to its expiry is refreshed before use. */
@@ -26,9 +27,6 @@ export interface CredentialsDeps {
   logger: Logger;
   /** The OAuth clients by service, as configured. */
   oauth: Partial<Record<ConnectionService, OAuthClient>>;
-  /** Where service-account assertions and client credentials are exchanged (Google, Microsoft). */
-  googleTokenUrl: string;
-  microsoftLoginUrl: string;
 }
 
 /**
@@ -40,17 +38,18 @@ export interface CredentialsDeps {
  */
 export class ConnectionCredentials {
   private readonly deps: CredentialsDeps;
-  private readonly holder = randomUUID();
 
   constructor(deps: CredentialsDeps) {
     this.deps = deps;
   }
 
-  /** The credentials of a connection, checked to be usable now. */
-  async forConnection(connection: Connection, http: ConnectorHttp): Promise<ConnectorAuth> {
-    const label = SERVICE_LABELS[connection.service];
-    if (connection.status === 'needs_reauth') throw new ReconnectError(`Reconnect ${label}.`);
-    let secret = await this.deps.connections.secret(connection.id);
+  /** The credentials of a connection, checked to be usable now (one read of it). */
+  async forConnection(connectionId: string, http: ConnectorHttp): Promise<ConnectorAuth> {
+    const stored = await this.deps.connections.withSecret(connectionId);
+    const connection = stored.connection;
+    let secret = stored.secret;
+    if (connection.status === 'needs_reauth')
+      throw new ReconnectError(`Reconnect ${SERVICE_LABELS[connection.service]}.`);
     return {
       secret,
       baseUrl: connection.base_url,
@@ -73,18 +72,21 @@ export class ConnectionCredentials {
     const label = SERVICE_LABELS[connection.service];
     if (connection.auth_kind === 'token') return this.reconnect(connection, 'the service refused the token');
     const lockKey = this.deps.keys.connectionRefresh(connection.id);
+    // One holder per refresh, not per process: two sources of one connection in this gateway must not
+    // both pass the lease (nor one release it while the other still asks the service).
+    const holder = randomUUID();
     const deadline = this.nowMs() + REFRESH_LOCK_MS;
     for (;;) {
       const current = await this.current(connection);
       if (current.access_token && current.access_token !== rejected && !this.expired(current)) return current;
-      if (await this.deps.lease.hold(lockKey, this.holder, REFRESH_LOCK_MS)) {
+      if (await this.deps.lease.hold(lockKey, holder, REFRESH_LOCK_MS)) {
         try {
           // Read once more under the lease: the previous holder may have finished just now.
           const latest = await this.current(connection);
           if (latest.access_token && latest.access_token !== rejected && !this.expired(latest)) return latest;
           return await this.renew(connection, http, latest);
         } finally {
-          await this.deps.lease.release(lockKey, this.holder);
+          await this.deps.lease.release(lockKey, holder);
         }
       }
       if (this.nowMs() > deadline) throw new ConnectorError(`Refreshing the ${label} token took too long.`);
@@ -108,7 +110,7 @@ export class ConnectionCredentials {
     const next: ConnectionSecret = {
       ...secret,
       access_token: token.accessToken,
-      expires_at: String(token.expiresAt ?? this.nowMs() + 3600_000),
+      expires_at: String(token.expiresAt),
       ...(token.refreshToken ? { refresh_token: token.refreshToken } : {}),
     };
     await this.deps.connections.setSecret(connection.id, next);
@@ -127,7 +129,7 @@ export class ConnectionCredentials {
       return this.serviceAccount(secret, http, label);
     }
     if (connection.auth_kind === 'client_credentials') {
-      const tokenUrl = `${this.deps.microsoftLoginUrl}/${secret.tenant}/oauth2/v2.0/token`;
+      const tokenUrl = microsoftTokenUrl(http.baseUrls.microsoftLogin, secret.tenant ?? '');
       const form = {
         grant_type: 'client_credentials',
         client_id: secret.client_id ?? '',
@@ -151,10 +153,14 @@ export class ConnectionCredentials {
   private async serviceAccount(secret: ConnectionSecret, http: ConnectorHttp, label: string): Promise<TokenResponse> {
     const { serviceAccountToken } = await import('./google-service-account.ts');
     try {
-      return await serviceAccountToken(secret.key ?? '', this.deps.googleTokenUrl, http.fetch);
+      return await serviceAccountToken(secret.key ?? '', http.baseUrls.googleToken, http.fetch);
     } catch (error) {
-      if (error instanceof ConnectorError) throw error;
-      throw new InvalidGrantError(`${label} refused the service account`, { cause: error });
+      // A key that no longer parses is a grant gone; a refused assertion already says so, and
+      // anything else (the network, the guard) is no reason to ask the owner to reconnect.
+      if (error instanceof ValidationError) {
+        throw new InvalidGrantError(`${label} refused the service account`, { cause: error });
+      }
+      throw error;
     }
   }
 
@@ -168,9 +174,11 @@ export class ConnectionCredentials {
   }
 
   private async current(connection: Connection): Promise<ConnectionSecret> {
-    const stored = await this.deps.connections.get(connection.id);
-    if (stored.status === 'needs_reauth') throw new ReconnectError(`Reconnect ${SERVICE_LABELS[connection.service]}.`);
-    return this.deps.connections.secret(connection.id);
+    const stored = await this.deps.connections.withSecret(connection.id);
+    if (stored.connection.status === 'needs_reauth') {
+      throw new ReconnectError(`Reconnect ${SERVICE_LABELS[connection.service]}.`);
+    }
+    return stored.secret;
   }
 
   private expired(secret: ConnectionSecret): boolean {

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { ValidationError } from '../errors.ts';
 import type { ConnectorBaseUrls } from '../sources/connectors/connector-http.ts';
 import type { ConnectionService } from '../sources/connectors/connector.ts';
 
@@ -21,6 +22,18 @@ export interface OAuthClient {
 
 export function isOAuthService(service: string): service is OAuthService {
   return (OAUTH_SERVICES as readonly string[]).includes(service);
+}
+
+/** A service name that must be one connected with OAuth (`ValidationError` otherwise). */
+export function assertOAuthService(service: string): asserts service is OAuthService {
+  if (!isOAuthService(service)) {
+    throw new ValidationError('service must be one of google_drive, dropbox, microsoft for OAuth.');
+  }
+}
+
+/** The Microsoft identity platform's token endpoint of a tenant. */
+export function microsoftTokenUrl(login: string, tenant: string): string {
+  return `${login}/${tenant}/oauth2/v2.0/token`;
 }
 
 /**
@@ -53,13 +66,13 @@ export function oauthClients(config: Config, urls: ConnectorBaseUrls): Partial<R
     };
   }
   if (config.MICROSOFT_CLIENT_ID && config.MICROSOFT_CLIENT_SECRET) {
-    const tenant = `${urls.microsoftLogin}/${config.MICROSOFT_TENANT}/oauth2/v2.0`;
+    const tokenUrl = microsoftTokenUrl(urls.microsoftLogin, config.MICROSOFT_TENANT);
     clients.microsoft = {
       service: 'microsoft',
       clientId: config.MICROSOFT_CLIENT_ID,
       clientSecret: config.MICROSOFT_CLIENT_SECRET,
-      authorizeUrl: `${tenant}/authorize`,
-      tokenUrl: `${tenant}/token`,
+      authorizeUrl: tokenUrl.replace(/\/token$/, '/authorize'),
+      tokenUrl,
       scope: 'offline_access Files.Read.All Sites.Read.All',
       authorizeParams: {},
     };

@@ -1,13 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { DomainError, ForbiddenError, UpstreamError, ValidationError } from '../errors.ts';
+import { ForbiddenError, UpstreamError, ValidationError } from '../errors.ts';
+import { ForbiddenDestinationError } from '../net/ssrf-guard.ts';
+import { ConnectorError } from '../sources/connectors/connector-errors.ts';
 import type { ConnectorHttp } from '../sources/connectors/connector-http.ts';
 import { SERVICE_LABELS, type ConnectionService } from '../sources/connectors/connector.ts';
 import type { Connection, ConnectionStore } from '../store/connection-store.ts';
 import { LuaScript } from '../store/lua-script.ts';
 import { readPastCache, type RedisClient } from '../store/redis-client.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
-import { isOAuthService, type OAuthClient, type OAuthService } from './oauth-clients.ts';
+import { assertOAuthService, type OAuthClient, type OAuthService } from './oauth-clients.ts';
 import { InvalidGrantError, requestToken } from './token-endpoint.ts';
 
 // KEYS: state. Takes a pending authorization for its one exchange (two callbacks with one code race).
@@ -20,8 +22,8 @@ return 1
 /** An authorization waits this long for its callback. */
 export const OAUTH_STATE_TTL_SECONDS = 600;
 
-/** Who started an authorization: an owner's dashboard session (its id's hash) or the operator's CLI. */
-export type OAuthStarter = { kind: 'dashboard'; sessionHash: string } | { kind: 'cli' };
+/** Who started an authorization: an owner's dashboard session (its id) or the operator's CLI. */
+export type OAuthStarter = { kind: 'dashboard'; sessionId: string } | { kind: 'cli' };
 
 /** A pending or finished authorization, as the CLI polls it. */
 export interface OAuthAttempt {
@@ -61,9 +63,7 @@ export class OAuthFlow {
 
   /** The configured client of a service, or the error an owner or operator can act on. */
   client(service: string): OAuthClient {
-    if (!isOAuthService(service)) {
-      throw new ValidationError('service must be one of google_drive, dropbox, microsoft for OAuth.');
-    }
+    assertOAuthService(service);
     const client = this.deps.clients[service];
     if (!client) {
       const names = {
@@ -80,9 +80,7 @@ export class OAuthFlow {
   async begin(service: string, userId: string, starter: OAuthStarter): Promise<string> {
     // Only the name is checked: the client is the gateway's configuration, checked when the
     // browser arrives there (the CLI that may call this has no say in it).
-    if (!isOAuthService(service)) {
-      throw new ValidationError('service must be one of google_drive, dropbox, microsoft for OAuth.');
-    }
+    assertOAuthService(service);
     const state = randomBytes(24).toString('base64url');
     const key = this.deps.keys.oauthState(state);
     await this.deps.redis
@@ -91,7 +89,7 @@ export class OAuthFlow {
         service,
         user_id: userId,
         starter: starter.kind,
-        session: starter.kind === 'dashboard' ? starter.sessionHash : '',
+        session: starter.kind === 'dashboard' ? starter.sessionId : '',
         verifier: randomBytes(48).toString('base64url'),
         status: 'pending',
         connection_id: '',
@@ -102,9 +100,15 @@ export class OAuthFlow {
     return state;
   }
 
-  /** The service's authorize URL for a pending state; `redirectUri` is the gateway's callback. */
-  async authorizeUrl(state: string, redirectUri: string): Promise<string> {
+  /**
+   * The service's authorize URL for a pending state; `redirectUri` is the gateway's callback. A state
+   * brought by a link (`fromLink`) must be one the CLI made, for this service.
+   */
+  async authorizeUrl(state: string, redirectUri: string, fromLink?: { service: string }): Promise<string> {
     const row = await this.pending(state);
+    if (fromLink && (row.starter !== 'cli' || row.service !== fromLink.service)) {
+      throw new OAuthCallbackError('This sign-in link is not valid; start again.');
+    }
     const client = this.client(row.service!);
     const url = new URL(client.authorizeUrl);
     const challenge = createHash('sha256').update(row.verifier!).digest('base64url');
@@ -122,33 +126,21 @@ export class OAuthFlow {
     return url.href;
   }
 
-  /** Who started a pending state (the dashboard route checks the session of a dashboard one). */
-  async starter(
-    state: string,
-  ): Promise<{ starter: 'dashboard' | 'cli'; session: string; userId: string; service: string }> {
-    const row = await this.pending(state);
-    return {
-      starter: row.starter as 'dashboard' | 'cli',
-      session: row.session!,
-      userId: row.user_id!,
-      service: row.service!,
-    };
-  }
-
   /**
-   * Finishes an authorization from the callback's query. `sessionHash` is the browser's dashboard
+   * Finishes an authorization from the callback's query. `sessionId` is the browser's dashboard
    * session ('' when none): a state started in the dashboard completes only in that same session.
+   * Returns the connection and who started the authorization.
    */
   async complete(
     service: string,
     query: { code?: string; state?: string; error?: string },
-    sessionHash: string,
+    sessionId: string,
     redirectUri: string,
-  ): Promise<Connection> {
+  ): Promise<{ connection: Connection; starter: OAuthStarter['kind'] }> {
     const state = query.state ?? '';
     const row = await this.pending(state);
     if (row.service !== service) throw new OAuthCallbackError('This sign-in does not belong to this service.');
-    if (row.starter === 'dashboard' && row.session !== sessionHash) {
+    if (row.starter === 'dashboard' && row.session !== sessionId) {
       throw new ForbiddenError('This sign-in was started in another browser session.');
     }
     const label = SERVICE_LABELS[service as OAuthService];
@@ -165,7 +157,7 @@ export class OAuthFlow {
       }
       const connection = await this.exchange(row, query.code, redirectUri);
       await this.finish(state, { status: 'done', connection_id: connection.id });
-      return connection;
+      return { connection, starter: row.starter as OAuthStarter['kind'] };
     } catch (error) {
       const reason =
         error instanceof InvalidGrantError
@@ -175,8 +167,11 @@ export class OAuthFlow {
             : String(error);
       await this.finish(state, { status: 'failed', error: reason });
       if (error instanceof InvalidGrantError) throw new OAuthCallbackError(reason);
-      // The token endpoint could not be reached or answered nonsense: the service's fault (502).
-      if (!(error instanceof DomainError)) throw new UpstreamError(reason, { cause: error });
+      // The token endpoint could not be reached, was refused by the guard, or answered nonsense: the
+      // service's side (502). Anything else is the gateway's own fault and goes on to be logged.
+      if (error instanceof ConnectorError || error instanceof ForbiddenDestinationError) {
+        throw new UpstreamError(reason, { cause: error });
+      }
       throw error;
     }
   }
@@ -244,6 +239,8 @@ export class OAuthFlow {
   }
 
   private async finish(state: string, fields: Record<string, string>): Promise<void> {
-    await this.deps.redis.hSet(this.deps.keys.oauthState(state), fields);
+    const key = this.deps.keys.oauthState(state);
+    // A state that expired during the exchange must not come back without its expiry.
+    await this.deps.redis.multi().hSet(key, fields).expire(key, OAUTH_STATE_TTL_SECONDS, 'NX').exec();
   }
 }

@@ -53,7 +53,7 @@ export class SecretBox {
 }
 
 /** The key file written into DATA_DIR when SECRET_KEY is unset. */
-export const SECRET_KEY_FILE = 'secret.key';
+const SECRET_KEY_FILE = 'secret.key';
 
 /**
  * The key from `SECRET_KEY` (32 bytes, base64 or hex), or from `DATA_DIR/secret.key`, generated there

@@ -38,9 +38,12 @@ export class SecretKeyring {
   }
 
   box(): Promise<SecretBox> {
-    this.opened ??= this.open();
-    // A failed opening (a mismatch fixed by a restart with the right key) is tried again next time.
-    this.opened.catch(() => (this.opened = undefined));
+    if (!this.opened) {
+      this.opened = this.open();
+      // A failed opening (a mismatch fixed by a restart with the right key) is tried again next time;
+      // the caller of this call gets the failure itself.
+      this.opened.catch(() => (this.opened = undefined));
+    }
     return this.opened;
   }
 

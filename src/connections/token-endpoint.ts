@@ -11,8 +11,8 @@ export interface TokenResponse {
   accessToken: string;
   /** Present when the service hands out (or rotates) a refresh token. */
   refreshToken?: string;
-  /** Milliseconds since the epoch; undefined when the token does not say. */
-  expiresAt?: number;
+  /** Milliseconds since the epoch (an hour from now when the token does not say). */
+  expiresAt: number;
 }
 
 /**
@@ -56,6 +56,6 @@ export async function requestToken(
   return {
     accessToken: body.access_token,
     ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
-    ...(Number.isFinite(expiresIn) && expiresIn > 0 ? { expiresAt: nowMs + expiresIn * 1000 } : {}),
+    expiresAt: nowMs + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600) * 1000,
   };
 }

@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import type { Request, Response, Server } from 'restify';
-import { OAuthCallbackError } from '../connections/oauth-flow.ts';
 import { isOAuthService, OAUTH_SERVICES } from '../connections/oauth-clients.ts';
 import { DomainError, NotFoundError, ValidationError } from '../errors.ts';
 import { SERVICE_LABELS } from '../sources/connectors/connector.ts';
@@ -77,21 +75,16 @@ export function registerDashboardConnectionRoutes(server: Server, api: Dashboard
       const service = param(req, 'service');
       services.oauth.client(service);
       const given = query(req).get('state');
-      let state: string;
+      let location: string;
       if (given) {
-        const started = await services.oauth.starter(given);
-        if (started.starter !== 'cli' || started.service !== service)
-          throw new OAuthCallbackError('This sign-in link is not valid; start again.');
-        state = given;
+        location = await services.oauth.authorizeUrl(given, callbackUrl(api, req, service), { service });
       } else {
         await auth(req, res);
         const session = (req as DashboardRequest).session;
-        state = await services.oauth.begin(service, session.userId, {
-          kind: 'dashboard',
-          sessionHash: hash(session.id),
-        });
+        const state = await services.oauth.begin(service, session.userId, { kind: 'dashboard', sessionId: session.id });
+        location = await services.oauth.authorizeUrl(state, callbackUrl(api, req, service));
       }
-      res.redirect(302, await services.oauth.authorizeUrl(state, callbackUrl(api, req, service)), () => {});
+      res.redirect(302, location, () => {});
     });
   });
 
@@ -101,15 +94,13 @@ export function registerDashboardConnectionRoutes(server: Server, api: Dashboard
       if (!isOAuthService(service)) throw new ValidationError('Unknown service.');
       const q = query(req);
       const session = await services.sessions.authenticate(sessionCookie(req));
-      const state = q.get('state') ?? '';
-      const started = await services.oauth.starter(state);
-      await services.oauth.complete(
+      const { starter } = await services.oauth.complete(
         service,
-        { code: q.get('code') ?? undefined, state, error: q.get('error') ?? undefined },
-        session ? hash(session.id) : '',
+        { code: q.get('code') ?? undefined, state: q.get('state') ?? '', error: q.get('error') ?? undefined },
+        session?.id ?? '',
         callbackUrl(api, req, service),
       );
-      if (started.starter === 'dashboard') {
+      if (starter === 'dashboard') {
         res.redirect(302, '/dashboard#/connections', () => {});
       } else {
         page(res, 200, `${SERVICE_LABELS[service]} is connected to Switchboard. You can close this window.`);
@@ -149,8 +140,4 @@ function page(res: Response, status: number, text: string): void {
 
 function query(req: Request): URLSearchParams {
   return new URL(req.url ?? '/', 'http://gateway').searchParams;
-}
-
-function hash(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
 }

@@ -5,7 +5,6 @@ import { parseDocument } from '../ingest/document-parser.ts';
 import { extractMainContent } from '../ingest/html-extractor.ts';
 import type { ParsedDocument } from '../ingest/parsed-document.ts';
 import type { Logger } from '../logger.ts';
-import type { Connection, ConnectionStore } from '../store/connection-store.ts';
 import type { Source } from '../store/source-store.ts';
 import { ConnectorError, ReconnectError } from './connectors/connector-errors.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -37,8 +36,6 @@ export interface ConnectorRead {
   title: string;
   single: boolean;
   documents: ReadDocument[];
-  /** Documents of a collection that could not be read, with why (the rest is still indexed). */
-  skipped: string[];
 }
 
 /**
@@ -50,7 +47,6 @@ export interface ConnectorRead {
  */
 export class ConnectorReader {
   private readonly deps: {
-    connections: ConnectionStore;
     credentials: ConnectionCredentials;
     http: ConnectorHttp;
     limits: ConnectorLimits;
@@ -58,7 +54,7 @@ export class ConnectorReader {
   };
 
   /** One queue of requests per connection, shared by every source that reads through it here. */
-  private readonly queues = new Map<string, LimitFunction>();
+  private readonly queues = new Map<string, { limit: LimitFunction; requests: number }>();
 
   constructor(deps: ConnectorReader['deps']) {
     this.deps = deps;
@@ -97,7 +93,7 @@ export class ConnectorReader {
     }
     await progress(`read ${listed.length} of ${listed.length} documents`);
     if (documents.length === 0) throw new ConnectorError(`No document could be read. ${skipped[0] ?? ''}`.trim());
-    return { title: listing.title, single: listing.single, documents, skipped };
+    return { title: listing.title, single: listing.single, documents };
   }
 
   private async fetchOne(
@@ -115,9 +111,8 @@ export class ConnectorReader {
 
   private async auth(source: Source, connector: Connector): Promise<ConnectorAuth | undefined> {
     if (!source.connection_id) return undefined;
-    let connection: Connection;
     try {
-      connection = await this.deps.connections.get(source.connection_id);
+      return await this.deps.credentials.forConnection(source.connection_id, this.deps.http);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
       const service = connector.service;
@@ -126,19 +121,26 @@ export class ConnectorReader {
         `The ${label} connection of this source was deleted; connect ${label} and add the source again.`,
       );
     }
-    return this.deps.credentials.forConnection(connection, this.deps.http);
   }
 
   private httpFor(connectionId: string): ConnectorHttp {
     if (!connectionId) return this.deps.http;
-    let queue = this.queues.get(connectionId);
-    if (!queue) this.queues.set(connectionId, (queue = pLimit(1)));
-    return serializedHttp(this.deps.http, queue);
+    return serializedHttp(this.deps.http, async (task) => {
+      let queue = this.queues.get(connectionId);
+      if (!queue) this.queues.set(connectionId, (queue = { limit: pLimit(1), requests: 0 }));
+      queue.requests += 1;
+      try {
+        return await queue.limit(task);
+      } finally {
+        // A queue with nothing in it is dropped, so the map holds only connections in use.
+        if (--queue.requests === 0) this.queues.delete(connectionId);
+      }
+    });
   }
 }
 
 /** A document id as a chunk-id part: as it is when short and plain, else a hash of it. */
-export function documentKey(id: string): string {
+function documentKey(id: string): string {
   return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : createHash('sha256').update(id).digest('base64url').slice(0, 22);
 }
 

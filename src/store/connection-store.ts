@@ -92,9 +92,17 @@ export class ConnectionStore {
 
   /** The connection's secret fields, opened. */
   async secret(connectionId: string): Promise<ConnectionSecret> {
+    return (await this.withSecret(connectionId)).secret;
+  }
+
+  /** The connection and its opened secret, from one read. */
+  async withSecret(connectionId: string): Promise<{ connection: Connection; secret: ConnectionSecret }> {
     const row = await this.row(connectionId);
     const box = await this.keyring.box();
-    return JSON.parse(box.open(row.secret!, connectionId)) as ConnectionSecret;
+    return {
+      connection: toConnection(row),
+      secret: JSON.parse(box.open(row.secret!, connectionId)) as ConnectionSecret,
+    };
   }
 
   /** Replaces the secret (a refreshed or rotated token) and marks the connection active again. */

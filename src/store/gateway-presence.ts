@@ -1,36 +1,53 @@
+import type { Clock } from '../clock.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /**
- * Which gateway processes are running: each one says so every few seconds (a sorted set scored by
- * when its word lapses), so the CLI can tell "queued, a gateway will take it" from "no gateway is
- * running" instead of waiting for ever.
+ * What the gateway processes tell the CLI: that they are running (each says so every few seconds,
+ * in a sorted set scored by when its word lapses), so `source add --wait` can tell "queued, a gateway
+ * will take it" from "no gateway is running"; and the PUBLIC_URL they are reached at, from which the
+ * CLI builds the links it prints.
  */
 export class GatewayPresence {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
+  private readonly clock: Clock;
 
-  constructor(redis: RedisClient, keys: RedisKeys) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
     this.redis = redis;
     this.keys = keys;
+    this.clock = clock;
   }
 
-  /** This gateway is running until `untilMs` unless it says so again. */
-  async beat(gatewayId: string, untilMs: number): Promise<void> {
-    await this.redis.zAdd(this.keys.gateways(), { score: untilMs, value: gatewayId });
+  /** This gateway is running for `ttlMs` more unless it says so again; lapsed ones are dropped. */
+  async beat(gatewayId: string, ttlMs: number): Promise<void> {
+    const now = this.nowMs();
+    await this.redis
+      .multi()
+      .zRemRangeByScore(this.keys.gateways(), '-inf', now)
+      .zAdd(this.keys.gateways(), { score: now + ttlMs, value: gatewayId })
+      .exec();
   }
 
   async leave(gatewayId: string): Promise<void> {
     await this.redis.zRem(this.keys.gateways(), gatewayId);
   }
 
-  /** How many gateways are running at `nowMs` (lapsed ones are dropped on the way). */
-  async running(nowMs: number): Promise<number> {
-    const [, count] = (await this.redis
-      .multi()
-      .zRemRangeByScore(this.keys.gateways(), '-inf', nowMs)
-      .zCard(this.keys.gateways())
-      .exec()) as unknown as [number, number];
-    return count;
+  /** How many gateways are running now. */
+  async running(): Promise<number> {
+    return this.redis.zCount(this.keys.gateways(), `(${this.nowMs()}`, '+inf');
+  }
+
+  async publishUrl(publicUrl: string): Promise<void> {
+    await this.redis.set(this.keys.gatewayPublicUrl(), publicUrl);
+  }
+
+  /** The PUBLIC_URL the gateways published, if any did. */
+  async publicUrl(): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.gatewayPublicUrl())) ?? undefined;
+  }
+
+  private nowMs(): number {
+    return Math.floor(this.clock.nowMicros() / 1000);
   }
 }

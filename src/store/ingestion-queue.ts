@@ -70,7 +70,7 @@ export class IngestionQueue {
     return rows.map(([member, interrupted]) => ({ ...split(member), interrupted }));
   }
 
-  /** Leases one queued source (the CLI's `--wait`); undefined when another process has it already. */
+  /** Leases one particular queued source; undefined when another process has it already. */
   async claimOne(
     chatbotId: string,
     sourceId: string,

@@ -93,8 +93,8 @@ for (const service of ['google_drive', 'dropbox', 'microsoft'] as const) {
     const connection = await expiredConnection(service, fake);
     const old = (await a.connections.secret(connection.id)).access_token!;
     const [authA, authB] = await Promise.all([
-      a.credentials.forConnection(connection, a.connectorHttp),
-      b.credentials.forConnection(connection, b.connectorHttp),
+      a.credentials.forConnection(connection.id, a.connectorHttp),
+      b.credentials.forConnection(connection.id, b.connectorHttp),
     ]);
     // Both were refused the old token by the service at once, and both ask for a new one.
     const [tokenA, tokenB] = await Promise.all([authA.refresh(old), authB.refresh(old)]);
@@ -107,12 +107,29 @@ for (const service of ['google_drive', 'dropbox', 'microsoft'] as const) {
     if (service === 'microsoft') t.not(stored.refresh_token, fake.tokenRequests[0]!.refresh_token, 'rotated');
     else t.equal(stored.refresh_token, fake.tokenRequests[0]!.refresh_token);
     // The next use reads the stored token without asking the service again.
-    const again = await b.credentials.forConnection(connection, b.connectorHttp);
+    const again = await b.credentials.forConnection(connection.id, b.connectorHttp);
     t.equal(await again.accessToken(), tokenA);
     t.equal(fake.tokenRequests.length, 1);
     fake.tokenDelayMs = 0;
   });
 }
+
+t.test('two sources of one connection in one gateway refresh its token once', async (t) => {
+  const fake = fakes.microsoft;
+  fake.tokenRequests.length = 0;
+  fake.tokenDelayMs = 200;
+  const connection = await expiredConnection('microsoft', fake);
+  const old = (await a.connections.secret(connection.id)).access_token!;
+  const [first, second] = await Promise.all([
+    a.credentials.forConnection(connection.id, a.connectorHttp),
+    a.credentials.forConnection(connection.id, a.connectorHttp),
+  ]);
+  const [one, two] = await Promise.all([first.refresh(old), second.refresh(old)]);
+  t.equal(fake.tokenRequests.length, 1, 'one refresh for both sources');
+  t.equal(one, two);
+  t.ok(fake.isValid(one));
+  fake.tokenDelayMs = 0;
+});
 
 t.test('a token past its expiry is refreshed before use', async (t) => {
   const fake = fakes.dropbox;
@@ -127,7 +144,7 @@ t.test('a token past its expiry is refreshed before use', async (t) => {
       expires_at: String(Date.now() - 1),
     },
   });
-  const auth = await a.credentials.forConnection(connection, a.connectorHttp);
+  const auth = await a.credentials.forConnection(connection.id, a.connectorHttp);
   const token = await auth.accessToken();
   t.not(token, grant.access_token);
   t.equal(fake.tokenRequests.length, 1);
@@ -138,11 +155,11 @@ t.test('a revoked grant marks the connection needs_reauth: "Reconnect Dropbox."'
   const connection = await expiredConnection('dropbox', fake);
   const old = (await a.connections.secret(connection.id)).access_token!;
   fake.revokeGrants();
-  const auth = await a.credentials.forConnection(connection, a.connectorHttp);
+  const auth = await a.credentials.forConnection(connection.id, a.connectorHttp);
   await t.rejects(auth.refresh(old), { name: 'ReconnectError', message: 'Reconnect Dropbox.' });
   const marked = await b.connections.get(connection.id);
   t.equal(marked.status, 'needs_reauth');
-  await t.rejects(b.credentials.forConnection(marked, b.connectorHttp), {
+  await t.rejects(b.credentials.forConnection(marked.id, b.connectorHttp), {
     name: 'ReconnectError',
     message: 'Reconnect Dropbox.',
   });
@@ -154,7 +171,7 @@ t.test('a refused static token (Notion) marks the connection needs_reauth: "Reco
     authKind: 'token',
     secret: { token: 'secret_notion' },
   });
-  const auth = await a.credentials.forConnection(connection, a.connectorHttp);
+  const auth = await a.credentials.forConnection(connection.id, a.connectorHttp);
   t.equal(await auth.accessToken(), 'secret_notion');
   await t.rejects(auth.refresh('secret_notion'), { name: 'ReconnectError', message: 'Reconnect Notion.' });
   t.equal((await a.connections.get(connection.id)).status, 'needs_reauth');
@@ -168,7 +185,7 @@ t.test('Microsoft app-only credentials get a token with the client credentials g
     authKind: 'client_credentials',
     secret: { client_id: 'm-id', client_secret: 'm-secret', tenant: 'common' },
   });
-  const auth = await a.credentials.forConnection(connection, a.connectorHttp);
+  const auth = await a.credentials.forConnection(connection.id, a.connectorHttp);
   const token = await auth.accessToken();
   t.ok(fake.isValid(token));
   t.same(fake.tokenRequests, [
