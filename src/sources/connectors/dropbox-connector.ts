@@ -3,7 +3,7 @@ import { ValidationError } from '../../errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-errors.ts';
 import type { ConnectorHttp } from './connector-http.ts';
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
-import { expectOk } from './service-response.ts';
+import { asError, statusError, withAccessToken } from './service-response.ts';
 import { webLink } from './web-link.ts';
 
 const LABEL = 'Dropbox';
@@ -93,22 +93,9 @@ function errorBody(error: DropboxResponseError<unknown>): DropboxErrorBody {
  * 401 asks for a refreshed token once and runs `call` again; a second 401 means the grant is gone. A
  * 401 for a missing scope is not retried: only connecting again with the scope helps (see `explain`).
  */
-async function withDropbox<T>(context: ConnectorContext, call: (client: Dropbox) => Promise<T>): Promise<T> {
-  const auth = context.auth;
-  if (!auth) throw new ReconnectError(`Reconnect ${LABEL}.`);
+function withDropbox<T>(context: ConnectorContext, call: (client: Dropbox) => Promise<T>): Promise<T> {
   const run = (accessToken: string) => call(new Dropbox({ accessToken, fetch: dropboxFetch(context.http) }));
-  const token = await auth.accessToken();
-  try {
-    return await run(token);
-  } catch (error) {
-    if (!isUnauthorized(error)) throw error;
-  }
-  try {
-    return await run(await auth.refresh(token));
-  } catch (error) {
-    if (isUnauthorized(error)) throw new ReconnectError(`Reconnect ${LABEL}.`, { statusCode: 401 });
-    throw error;
-  }
+  return withAccessToken(context, LABEL, run, isUnauthorized);
 }
 
 function isUnauthorized(error: unknown): boolean {
@@ -125,7 +112,7 @@ function isUnauthorized(error: unknown): boolean {
  * layer's size cap, an unreachable host) pass through.
  */
 function explain(error: unknown, target: Target, gone?: string): Error {
-  if (!(error instanceof DropboxResponseError)) return error instanceof Error ? error : new Error(String(error));
+  if (!(error instanceof DropboxResponseError)) return asError(error);
   const body = errorBody(error);
   if (error.status === 401 && body.error?.['.tag'] === 'missing_scope') {
     const scope = body.error.required_scope ?? 'needed';
@@ -133,11 +120,7 @@ function explain(error: unknown, target: Target, gone?: string): Error {
   }
   if (error.status !== 409) {
     const text = typeof error.error === 'string' ? error.error : JSON.stringify(error.error ?? {});
-    try {
-      expectOk({ statusCode: error.status, headers: {}, body: Buffer.from(text), url: '' }, LABEL);
-    } catch (explained) {
-      return explained as Error;
-    }
+    return statusError(error.status, text, LABEL);
   }
   const tag = body.error?.['.tag'];
   const notFound = tag === 'shared_link_not_found' || (tag === 'path' && body.error?.path?.['.tag'] === 'not_found');

@@ -3,7 +3,7 @@ import { gaxios, OAuth2Client } from 'google-auth-library';
 import { ValidationError } from '../../errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-errors.ts';
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
-import { expectOk } from './service-response.ts';
+import { asError, statusError, withAccessToken } from './service-response.ts';
 import { webLink } from './web-link.ts';
 
 const LABEL = 'Google Drive';
@@ -90,26 +90,17 @@ function driveSession(context: ConnectorContext): Call {
     // Pinned, or GOOGLE_CLOUD_UNIVERSE_DOMAIN in the environment would move the configured host.
     universeDomain: 'googleapis.com',
   });
-  let token: string | undefined;
-  return async (request) => {
-    token ??= await auth.accessToken();
-    credentials.setCredentials({ access_token: token });
-    try {
-      return (await request(client)).data;
-    } catch (error) {
-      if (!(error instanceof gaxios.GaxiosError) || error.status !== 401) throw error;
-    }
-    token = await auth.refresh(token);
-    credentials.setCredentials({ access_token: token });
-    try {
-      return (await request(client)).data;
-    } catch (error) {
-      if (error instanceof gaxios.GaxiosError && error.status === 401) {
-        throw new ReconnectError(`Reconnect ${LABEL}.`, { statusCode: 401 });
-      }
-      throw error;
-    }
-  };
+  const isUnauthorized = (error: unknown) => error instanceof gaxios.GaxiosError && error.status === 401;
+  return (request) =>
+    withAccessToken(
+      context,
+      LABEL,
+      async (token) => {
+        credentials.setCredentials({ access_token: token });
+        return (await request(client)).data;
+      },
+      isUnauthorized,
+    );
 }
 
 /** Drive's error body: `{error: {code, message, errors: [{reason, …}], status}}`. */
@@ -134,7 +125,7 @@ function errorBody(data: unknown): DriveErrorBody {
  * unreachable host) pass through as the HTTP layer raised them.
  */
 function explain(error: unknown, missing: () => ConnectorError, name = 'The file'): Error {
-  if (!(error instanceof gaxios.GaxiosError)) return error instanceof Error ? error : new Error(String(error));
+  if (!(error instanceof gaxios.GaxiosError)) return asError(error);
   const response = error.response;
   if (!response) {
     return error.cause instanceof Error ? error.cause : new ConnectorError(`${LABEL} could not be reached.`);
@@ -150,12 +141,7 @@ function explain(error: unknown, missing: () => ConnectorError, name = 'The file
   if (reasons.includes('rateLimitExceeded') || reasons.includes('userRateLimitExceeded')) {
     return new ConnectorError(`${LABEL} is limiting requests; try again later.`, { statusCode: response.status });
   }
-  try {
-    expectOk({ statusCode: response.status, headers: {}, body: Buffer.from(JSON.stringify(body)), url: '' }, LABEL);
-  } catch (explained) {
-    return explained as Error;
-  }
-  return new ConnectorError(`${LABEL} answered HTTP ${response.status}.`, { statusCode: response.status });
+  return statusError(response.status, JSON.stringify(body), LABEL);
 }
 
 function unreadable(name: string): ConnectorError {

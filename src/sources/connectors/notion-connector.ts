@@ -8,10 +8,10 @@ import {
   type PageObjectResponse,
 } from '@notionhq/client';
 import { ValidationError } from '../../errors.ts';
-import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-errors.ts';
+import { ConnectorError, DocumentGoneError } from './connector-errors.ts';
 import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing, FetchedDocument } from './connector.ts';
 import { blocksToMarkdown, plainText, readBlocks, trashed, type NotionBlockNode } from './notion-markdown.ts';
-import { expectOk } from './service-response.ts';
+import { asError, statusError, withAccessToken } from './service-response.ts';
 import { webLink } from './web-link.ts';
 
 const LABEL = 'Notion';
@@ -79,21 +79,8 @@ function isUnauthorized(error: unknown): boolean {
  * expire, but a 401 still asks the connection once (it answers a revoked token with
  * `ReconnectError`); a second 401 means the token is gone.
  */
-async function withNotion<T>(context: ConnectorContext, call: (notion: Client) => Promise<T>): Promise<T> {
-  const auth = context.auth;
-  if (!auth) throw new ReconnectError(`Reconnect ${LABEL}.`);
-  const token = await auth.accessToken();
-  try {
-    return await call(client(context, token));
-  } catch (error) {
-    if (!isUnauthorized(error)) throw error;
-  }
-  try {
-    return await call(client(context, await auth.refresh(token)));
-  } catch (error) {
-    if (isUnauthorized(error)) throw new ReconnectError(`Reconnect ${LABEL}.`, { statusCode: 401 });
-    throw error;
-  }
+function withNotion<T>(context: ConnectorContext, call: (notion: Client) => Promise<T>): Promise<T> {
+  return withAccessToken(context, LABEL, (token) => call(client(context, token)), isUnauthorized);
 }
 
 /**
@@ -103,14 +90,9 @@ async function withNotion<T>(context: ConnectorContext, call: (notion: Client) =
  */
 function explain(error: unknown, missing: () => ConnectorError): Error {
   if (error instanceof RequestTimeoutError) return new ConnectorError(`${LABEL} did not answer in time.`);
-  if (!isHTTPResponseError(error)) return error instanceof Error ? error : new Error(String(error));
+  if (!isHTTPResponseError(error)) return asError(error);
   if (error.status === 404) return missing();
-  try {
-    expectOk({ statusCode: error.status, headers: {}, body: Buffer.from(error.body), url: '' }, LABEL);
-  } catch (explained) {
-    return explained as Error;
-  }
-  return new ConnectorError(`${LABEL} answered HTTP ${error.status}.`);
+  return statusError(error.status, error.body, LABEL);
 }
 
 function isFullPage(result: { object: string }): result is PageObjectResponse {

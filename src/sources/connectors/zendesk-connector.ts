@@ -1,7 +1,7 @@
 import { ValidationError } from '../../errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from './connector-errors.ts';
 import type { ConnectorRequest, ConnectorResponse } from './connector-http.ts';
-import type { Connector, ConnectorAuth, ConnectorContext, ConnectorDocument, ConnectorListing } from './connector.ts';
+import type { Connector, ConnectorContext, ConnectorDocument, ConnectorListing } from './connector.ts';
 import { bearerRequest, okJson } from './service-response.ts';
 import { webLink } from './web-link.ts';
 
@@ -116,32 +116,17 @@ function checkConnection(context: ConnectorContext, target: Target): void {
 }
 
 /**
- * The connection's auth as `bearerRequest` wants it, for Zendesk's API tokens: the credential is
- * `base64("{email}/token:{token}")` under the `Basic` scheme, and a refused one is mapped back to its
- * token for `refresh` (API tokens do not refresh: the connection layer marks the connection and throws,
- * unless another gateway has just stored a new token).
+ * A GET with the connection's API token, `Authorization: Basic base64("{email}/token:{token}")` as
+ * Zendesk documents it; anonymous without a connection (a public help centre).
  */
-function apiTokenAuth(auth: ConnectorAuth): ConnectorAuth {
-  const email = auth.secret.email?.trim();
-  if (!email) throw new ReconnectError(`Reconnect ${LABEL} with the email address the API token belongs to.`);
-  const tokens = new Map<string, string>();
-  const credential = (token: string) => {
-    const value = Buffer.from(`${email}/token:${token}`).toString('base64');
-    tokens.set(value, token);
-    return value;
-  };
-  return {
-    secret: auth.secret,
-    baseUrl: auth.baseUrl,
-    accessToken: async () => credential(await auth.accessToken()),
-    refresh: async (rejected) => credential(await auth.refresh(tokens.get(rejected) ?? rejected)),
-  };
-}
-
 function get(context: ConnectorContext, url: string, maxBytes?: number): Promise<ConnectorResponse> {
   const request: ConnectorRequest = { headers: { accept: 'application/json' }, ...(maxBytes ? { maxBytes } : {}) };
-  const auth = context.auth ? apiTokenAuth(context.auth) : undefined;
-  return bearerRequest({ ...context, auth }, LABEL, url, request, 'Basic');
+  const email = context.auth?.secret.email?.trim();
+  if (context.auth && !email) {
+    throw new ReconnectError(`Reconnect ${LABEL} with the email address the API token belongs to.`);
+  }
+  const basic = (token: string) => `Basic ${Buffer.from(`${email}/token:${token}`).toString('base64')}`;
+  return bearerRequest(context, LABEL, url, request, basic);
 }
 
 /**
