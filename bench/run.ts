@@ -16,6 +16,7 @@ const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([
   ['retrieval', () => import('./retrieval-benchmark.ts')],
   ['widget', () => import('./widget-benchmark.ts')],
   ['scale', () => import('./scale-benchmark.ts')],
+  ['resync', () => import('./resync-benchmark.ts')],
 ]);
 
 const name = process.argv[2];

@@ -28,7 +28,8 @@ import { baileysSocketFactory, type WhatsAppSocketFactory } from './channels/wha
 import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
-import { openRetrieval, type Retrieval } from './rag/retrieval.ts';
+import { NotFoundError } from './errors.ts';
+import { openRetrieval, recordEmbeddingSpace, type Retrieval } from './rag/retrieval.ts';
 import { routeSignal } from './signal-routing.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
@@ -91,7 +92,12 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     services.relay.start();
     stack.push(() => services.relay.stop());
     const retrieval = await openRetrieval(handle.redis, services.keys, config, services.signals, logger);
-    await retrieval.index.load();
+    await recordEmbeddingSpace(handle.redis, services.keys, retrieval.embedder.space);
+    await retrieval.index.load(async (_chatbotId, sourceId, reason) => {
+      await services.sources.setStatus(sourceId, 'failed', { error: reason }).catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error;
+      });
+    });
     const ingestion = ingestionWorkerFor(
       {
         queue: services.ingestion,

@@ -86,6 +86,8 @@ const schema = z.object({
   PENDING_EVENT_GRACE_MS: positiveInt.default(10_000),
   SEARCH_ENGINE: z.enum(['auto', 'redis', 'in-process']).default('auto'),
   CRAWL_ALLOW_PRIVATE: bool01.default(false),
+  /** Pages one crawl of a url source keeps at most. */
+  CRAWL_MAX_PAGES: positiveInt.max(10_000).default(200),
   REDIS_QUERY_URL: url(['redis:', 'rediss:']).optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_RETRY_DELAYS: retryDelays.default([60, 300, 900]),

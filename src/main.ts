@@ -1,6 +1,7 @@
 import { startApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { EmbeddingSpaceChangedError } from './rag/retrieval.ts';
 import { ManagedRedisError } from './store/managed-redis.ts';
 import { RedisUnreachableError } from './store/redis-client.ts';
 
@@ -21,7 +22,11 @@ export async function serve(): Promise<void> {
   try {
     app = await startApp(config, logger);
   } catch (error) {
-    if (error instanceof ManagedRedisError || error instanceof RedisUnreachableError) {
+    if (
+      error instanceof ManagedRedisError ||
+      error instanceof RedisUnreachableError ||
+      error instanceof EmbeddingSpaceChangedError
+    ) {
       process.stderr.write(`switchboard: ${error.message}\n`);
       process.exit(1);
     }

@@ -1,6 +1,7 @@
 import type { Chatbot } from './store/chatbot-store.ts';
 import type { Connection } from './store/connection-store.ts';
 import type { Source } from './store/source-store.ts';
+import type { SyncState } from './sources/source-intake.ts';
 
 /** SPEC's chatbot list view: exactly these fields. */
 export function chatbotListView(chatbot: Chatbot) {
@@ -31,6 +32,15 @@ export function operatorSourceView(source: Source) {
     error: source.error,
     ...(source.reference ? { reference: source.reference, connection_id: source.connection_id } : {}),
   };
+}
+
+/**
+ * The operator's source object with, for url and connector sources, its re-sync schedule (`refresh`),
+ * what the last sync did (`last_sync`: when, the error if it failed, documents added, changed,
+ * removed and unchanged) and when the next is due (`next_sync_at`).
+ */
+export function operatorSourceSyncView(source: Source, sync: SyncState | undefined) {
+  return { ...operatorSourceView(source), ...sync };
 }
 
 /** A connection as the CLI prints it (DESIGN's fields; the secret is never shown). */

@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { openRetrieval } from '../rag/retrieval.ts';
+import { openRetrieval, recordedEmbeddingSpace } from '../rag/retrieval.ts';
+import { ChunkStore } from '../store/chunk-store.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
 import type { Services } from '../services.ts';
 import type { Source } from '../store/source-store.ts';
-import { operatorSourceView } from '../views.ts';
+import { operatorSourceSyncView } from '../views.ts';
 import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
 import { createProgressDisplay } from './progress-display.ts';
@@ -17,10 +18,11 @@ interface AddOptions {
   file?: string;
   type?: string;
   connection?: string;
+  refresh?: string;
   wait?: boolean;
 }
 
-/** `source add|delete` and `retrieve`. */
+/** `source add|list|show|sync|delete` and `retrieve`. */
 export function registerSourceCommands(program: Command): void {
   const source = program.command('source').description('training sources');
   source
@@ -32,12 +34,46 @@ export function registerSourceCommands(program: Command): void {
     .option('--file <path>', 'file to upload (PDF, DOCX, PPTX, TXT, MD, CSV)')
     .option('--type <type>', `source type read through a connector (${CONNECTOR_TYPES.join(', ')}), with --url`)
     .option('--connection <id>', 'the connection a connector source reads through (default: the newest)')
+    .option('--refresh <schedule>', 'how often a url or connector source syncs again: off, daily or weekly (default)')
     .option('--wait', 'return after the source reaches done or failed, showing progress')
     .action((opts: AddOptions) =>
       runCommand(async (s) => {
         const chatbot = await s.chatbots.get(opts.bot);
         const added = await add(s, opts, chatbot.user_id);
-        return operatorSourceView(opts.wait ? await waitFor(s, added) : added);
+        const source = opts.wait ? await waitFor(s, added) : added;
+        return operatorSourceSyncView(source, await s.intake.syncState(source));
+      }),
+    );
+  source
+    .command('list')
+    .description("a chatbot's sources, newest first, with their syncs")
+    .requiredOption('--bot <id>', 'chatbot id')
+    .action((opts: { bot: string }) =>
+      runCommand(async (s) => {
+        await s.chatbots.get(opts.bot);
+        const sources = await s.sources.listForChatbot(opts.bot);
+        return Promise.all(sources.map(async (one) => operatorSourceSyncView(one, await s.intake.syncState(one))));
+      }),
+    );
+  source
+    .command('show')
+    .description('one source, with its syncs and what it is doing now')
+    .requiredOption('--source <id>', 'source id')
+    .action((opts: { source: string }) =>
+      runCommand(async (s) => {
+        const one = await s.sources.get(opts.source);
+        const progress = await s.sources.progress(one);
+        return { ...operatorSourceSyncView(one, await s.intake.syncState(one)), progress };
+      }),
+    );
+  source
+    .command('sync')
+    .description('sync a url or connector source now (a gateway does it)')
+    .requiredOption('--source <id>', 'source id')
+    .action((opts: { source: string }) =>
+      runCommand(async (s) => {
+        const { source: one, sync } = await s.intake.syncNow(opts.source);
+        return { ...operatorSourceSyncView(one, await s.intake.syncState(one)), sync };
       }),
     );
   source
@@ -45,8 +81,17 @@ export function registerSourceCommands(program: Command): void {
     .requiredOption('--source <id>', 'source id')
     .action((opts: { source: string }) =>
       runCommand(async (s, context) => {
-        const retrieval = await openRetrieval(context.redis, s.keys, context.config, s.signals, context.logger);
-        await s.intake.remove(opts.source, retrieval.index);
+        // The chunks are where the gateways stored them, whatever this process's EMBEDDINGS says
+        // (none when no gateway has started); gateways drop them from their indexes on the signal.
+        const space = await recordedEmbeddingSpace(context.redis, s.keys);
+        const removal = {
+          removeSource: async (chatbotId: string, sourceId: string) => {
+            if (space !== undefined)
+              await new ChunkStore(context.redis, s.keys, space).removeSource(chatbotId, sourceId);
+            await s.signals.publish({ kind: 'source-chunks', chatbot_id: chatbotId, source_id: sourceId });
+          },
+        };
+        await s.intake.remove(opts.source, removal);
         return { id: opts.source, deleted: true };
       }),
     );
@@ -60,6 +105,12 @@ export function registerSourceCommands(program: Command): void {
       runCommand(async (s, context) => {
         await s.chatbots.get(opts.bot);
         const retrieval = await openRetrieval(context.redis, s.keys, context.config, s.signals, context.logger);
+        const space = await recordedEmbeddingSpace(context.redis, s.keys);
+        if (space !== undefined && space !== retrieval.embedder.space) {
+          throw new CliError(
+            `retrieve: the gateways embed in ${space}, this command in ${retrieval.embedder.space}; run it with the gateways' EMBEDDINGS`,
+          );
+        }
         if (retrieval.engine.name === 'in-process') {
           for await (const batch of retrieval.chunks.all()) {
             await retrieval.engine.upsert(batch.filter((chunk) => chunk.chatbotId === opts.bot));
@@ -81,10 +132,12 @@ async function add(s: Services, opts: AddOptions, userId: string): Promise<Sourc
       reference: opts.url,
       connectionId: opts.connection,
       title: opts.title,
+      refresh: opts.refresh,
     });
   }
+  if (opts.url !== undefined) return s.intake.addUrl(opts.bot, opts.url, opts.title, opts.refresh);
+  if (opts.refresh !== undefined) throw new CliError('source add: --refresh applies to url and connector sources');
   if (opts.text !== undefined) return s.intake.addText(opts.bot, opts.text, opts.title);
-  if (opts.url !== undefined) return s.intake.addUrl(opts.bot, opts.url, opts.title);
   const bytes = await readFile(opts.file!).catch((error: NodeJS.ErrnoException) => {
     throw new CliError(`source add: cannot read ${opts.file}: ${error.code ?? error.message}`);
   });

@@ -4,7 +4,7 @@ import { DASHBOARD_CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
 import type { Source } from '../store/source-store.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
-import { operatorSourceView } from '../views.ts';
+import { operatorSourceSyncView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
 import { optionalString, requiredString } from './dashboard-body.ts';
 import { jsonBody, readBody, type JsonRequest } from './json-body.ts';
@@ -15,24 +15,28 @@ const FILENAME_HEADER = 'x-filename';
 /**
  * Training sources: the list with live status (the web app polls it while any source is still being
  * ingested), adding text or a URL, uploading a file (the raw bytes as the body, the name in
- * `X-Filename`, at most 20 MB), deleting one, and `retrieve` (what the chatbot would find for a
- * question, as the CLI's `retrieve` shows it).
+ * `X-Filename`, at most 20 MB), deleting one, a url or connector source's re-sync schedule
+ * (`refresh`) and "Sync now", and `retrieve` (what the chatbot would find for a question, as the
+ * CLI's `retrieve` shows it). Each source comes with its syncs (see `operatorSourceSyncView`).
  */
 export function registerDashboardSourceRoutes(server: Server, api: DashboardApi): void {
   const { services, owned, auth, chatbot: ownedChatbot } = api;
   const base = `${DASHBOARD_API}/chatbots/:chatbot_id`;
-  const view = async (source: Source) => ({
-    ...operatorSourceView(source),
-    progress: await services.sources.progress(source),
+  const withSync = async (source: Source, progress: string) => ({
+    ...operatorSourceSyncView(source, await services.intake.syncState(source)),
+    progress,
   });
+  const view = async (source: Source) => withSync(source, await services.sources.progress(source));
+  // Resolves `:source_id` to the owner's source before any body is read (404 before 400).
+  const ownedSource = async (req: Request) => {
+    (req as SourceRequest).source = await owned.source(ownerOf(req), param(req, 'source_id'));
+  };
+  const sourceOf = (req: Request) => (req as SourceRequest).source;
 
   server.get(`${base}/sources`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
     const listed = await services.sources.listWithProgress(chatbot.id);
-    res.send(
-      200,
-      listed.map(({ source, progress }) => ({ ...operatorSourceView(source), progress })),
-    );
+    res.send(200, await Promise.all(listed.map(({ source, progress }) => withSync(source, progress))));
   });
 
   server.post(`${base}/sources`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
@@ -40,15 +44,20 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     const { body } = req as JsonRequest;
     const type = body.type;
     const title = optionalString(body, 'title');
+    const refresh = optionalString(body, 'refresh');
     let source: Source;
-    if (type === 'text') source = await services.intake.addText(chatbot.id, requiredString(body, 'text'), title);
-    else if (type === 'url') source = await services.intake.addUrl(chatbot.id, requiredString(body, 'url'), title);
-    else if (typeof type === 'string' && (DASHBOARD_CONNECTOR_TYPES as readonly string[]).includes(type)) {
+    if (type === 'text') {
+      if (refresh !== undefined) throw new ValidationError('refresh applies to url and connector sources.');
+      source = await services.intake.addText(chatbot.id, requiredString(body, 'text'), title);
+    } else if (type === 'url') {
+      source = await services.intake.addUrl(chatbot.id, requiredString(body, 'url'), title, refresh);
+    } else if (typeof type === 'string' && (DASHBOARD_CONNECTOR_TYPES as readonly string[]).includes(type)) {
       source = await services.intake.addConnector(ownerOf(req), chatbot.id, {
         type,
         reference: requiredString(body, 'url'),
         connectionId: optionalString(body, 'connection_id'),
         title,
+        refresh,
       });
     } else {
       throw new ValidationError(
@@ -74,11 +83,34 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     res.send(200, retrievalView(api.retrieval.engine.name, hits));
   });
 
-  server.del(`${DASHBOARD_API}/sources/:source_id`, auth, async (req: Request, res: Response) => {
-    const source = await owned.source(ownerOf(req), param(req, 'source_id'));
+  server.del(`${DASHBOARD_API}/sources/:source_id`, auth, ownedSource, async (req: Request, res: Response) => {
+    const source = sourceOf(req);
     await services.intake.remove(source.id, api.retrieval.index);
     res.send(200, { id: source.id, deleted: true });
   });
+
+  server.patch(
+    `${DASHBOARD_API}/sources/:source_id`,
+    auth,
+    ownedSource,
+    jsonBody(),
+    async (req: Request, res: Response) => {
+      const source = sourceOf(req);
+      const updated = await services.intake.setRefresh(source.id, requiredString((req as JsonRequest).body, 'refresh'));
+      res.send(200, await view(updated));
+    },
+  );
+
+  server.post(`${DASHBOARD_API}/sources/:source_id/sync`, auth, ownedSource, async (req: Request, res: Response) => {
+    const source = sourceOf(req);
+    const { source: synced, sync } = await services.intake.syncNow(source.id);
+    res.send(202, { ...(await view(synced)), sync });
+  });
+}
+
+/** A request whose `:source_id` was resolved to the owner's source. */
+interface SourceRequest extends Request {
+  source: Source;
 }
 
 function uploadName(req: Request): string {

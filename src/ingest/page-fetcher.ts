@@ -21,6 +21,17 @@ export interface FetchOptions {
   allowRedirect?: (target: URL) => boolean;
   /** Whether to read a body of this media type; others come back with a null body unread. */
   wantsBody?: (mediaType: string) => boolean;
+  /**
+   * Validators of the copy already held (`If-None-Match` / `If-Modified-Since`): a `304 Not
+   * Modified` answer then comes back as a resource with status 304 and no body.
+   */
+  validators?: Validators;
+}
+
+/** A response's cache validators, as the server sent them. */
+export interface Validators {
+  etag?: string;
+  lastModified?: string;
 }
 
 /** A resource fetched with a 2xx status, after any redirects. */
@@ -32,6 +43,8 @@ export interface FetchedResource {
   mediaType: string;
   charset: string | null;
   body: Buffer | null;
+  /** `ETag` and `Last-Modified` of the last hop, for a conditional request next time. */
+  validators: Validators;
 }
 
 interface Hop {
@@ -40,6 +53,7 @@ interface Hop {
   mediaType: string;
   charset: string | null;
   body: Buffer | null;
+  validators: Validators;
 }
 
 /**
@@ -48,6 +62,7 @@ interface Hop {
  * hand, at most `maxRedirects`, each hop checked the same way and against `allowRedirect`. A non-2xx
  * final status throws `FetchError` with `statusCode`; network failures, timeouts, oversized bodies
  * and refused redirects throw `FetchError` without; refused destinations `ForbiddenDestinationError`.
+ * With `validators`, a 304 answer is returned (status 304, no body) instead of thrown.
  */
 export async function fetchResource(url: string, options: FetchOptions): Promise<FetchedResource> {
   let current = new URL(url);
@@ -55,6 +70,7 @@ export async function fetchResource(url: string, options: FetchOptions): Promise
     const { location, ...hop } = await fetchHop(current, options);
     if (location === null) {
       if (hop.statusCode >= 200 && hop.statusCode < 300) return { url: current.href, ...hop };
+      if (hop.statusCode === 304 && options.validators) return { url: current.href, ...hop, body: null };
       throw new FetchError(current.href, `HTTP ${hop.statusCode}`, { statusCode: hop.statusCode });
     }
     if (redirects === options.maxRedirects) {
@@ -93,7 +109,7 @@ function assertFetchable(url: URL, allowPrivate: boolean): void {
 function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
   assertFetchable(url, options.allowPrivate);
   const stream = got.stream(url, {
-    headers: { 'user-agent': CRAWLER_USER_AGENT, accept: options.accept },
+    headers: { 'user-agent': CRAWLER_USER_AGENT, accept: options.accept, ...conditionalHeaders(options.validators) },
     timeout: { request: options.timeoutMs },
     followRedirect: false,
     retry: { limit: 0 },
@@ -102,6 +118,13 @@ function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
     ...(options.signal ? { signal: options.signal } : {}),
   });
   return readHop(stream, url, options);
+}
+
+function conditionalHeaders(validators: Validators | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (validators?.etag) headers['if-none-match'] = validators.etag;
+  if (validators?.lastModified) headers['if-modified-since'] = validators.lastModified;
+  return headers;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -148,7 +171,18 @@ function hopHead(statusCode: number, headers: Record<string, string | string[] |
   const charset = parameters
     .map((parameter) => /^\s*charset\s*=\s*"?([^";]+)"?\s*$/i.exec(parameter)?.[1])
     .find((value) => value !== undefined);
-  return { statusCode, location, mediaType: type.trim().toLowerCase(), charset: charset?.toLowerCase() ?? null };
+  const validators: Validators = {};
+  const etag = headerValue(headers.etag);
+  const lastModified = headerValue(headers['last-modified']);
+  if (etag) validators.etag = etag;
+  if (lastModified) validators.lastModified = lastModified;
+  return {
+    statusCode,
+    location,
+    mediaType: type.trim().toLowerCase(),
+    charset: charset?.toLowerCase() ?? null,
+    validators,
+  };
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

@@ -3,7 +3,7 @@ import { crawlOptions, type CrawlOptions } from './crawl-options.ts';
 import { extractMainContent } from './html-extractor.ts';
 import { FetchError } from './ingest-errors.ts';
 import { extractLinks } from './link-extractor.ts';
-import { bodyText, fetchResource, type FetchedResource, type FetchOptions } from './page-fetcher.ts';
+import { bodyText, fetchResource, type FetchedResource, type FetchOptions, type Validators } from './page-fetcher.ts';
 import type { ParsedDocument } from './parsed-document.ts';
 import { loadRobotsPolicy, type RobotsPolicy } from './robots-policy.ts';
 import { SiteScope } from './site-scope.ts';
@@ -16,6 +16,25 @@ export interface CrawledPage {
   /** The page's title, or its URL when it has none. */
   title: string;
   document: ParsedDocument;
+  depth: number;
+  /** The page's `ETag` / `Last-Modified`, for a conditional request next time. */
+  validators: Validators;
+  /** Its sitemap `<lastmod>`, '' when the sitemap gives none. */
+  lastmod: string;
+  /** The links it gave the crawl (none when `nofollow`), so an unchanged page still leads on. */
+  links: string[];
+}
+
+/** What an earlier crawl kept of a page: enough to ask whether it changed, and where it led. */
+export interface PreviousPage {
+  validators: Validators;
+  lastmod: string;
+  links: string[];
+}
+
+/** A page an earlier crawl kept that has not changed since: not modified (304) or the same sitemap `<lastmod>`. */
+export interface UnchangedPage {
+  url: string;
   depth: number;
 }
 
@@ -40,6 +59,12 @@ export interface CrawlHooks {
   onProgress?: (progress: CrawlProgress) => void;
   /** Aborting ends the crawl; what was kept so far is returned. */
   signal?: AbortSignal;
+  /**
+   * What an earlier crawl kept of a URL. A page whose sitemap `<lastmod>` is the one recorded is not
+   * requested at all; others are requested conditionally, and a 304 keeps the page as it was. Either
+   * way it is reported in `unchanged` and its recorded links are followed.
+   */
+  previous?: (url: string) => PreviousPage | undefined;
 }
 
 /** Why the crawl ended: nothing left to visit, or a limit or the caller stopped it. */
@@ -48,6 +73,8 @@ export type CrawlEnd = 'complete' | 'max-pages' | 'time-limit' | 'aborted';
 /** The pages kept, the per-URL errors, and counts. */
 export interface CrawlResult {
   pages: CrawledPage[];
+  /** Pages kept as an earlier crawl read them (see `CrawlHooks.previous`); they count as kept. */
+  unchanged: UnchangedPage[];
   errors: CrawlError[];
   /** `skipped`: disallowed by robots.txt, not HTML, `noindex`, or a redirect to a page already seen. */
   counts: { pages: number; failed: number; skipped: number; queued: number };
@@ -66,6 +93,8 @@ const SITEMAP_MAX_BYTES = 50 * 1024 * 1024;
 const SITEMAP_MAX_FILES = 50;
 // Discovered URLs kept waiting, per page the crawl may keep: bounds memory on link-heavy sites.
 const QUEUE_PER_PAGE = 50;
+// Links recorded per page for the next crawl.
+const LINKS_KEPT = 500;
 
 /**
  * Crawls one site from `startUrl`: the start page and the entries of its sitemaps (`/sitemap.xml`
@@ -95,6 +124,8 @@ class SiteCrawl {
   private readonly queue: QueuedPage[] = [];
   private readonly seen = new Set<string>();
   private readonly pages: CrawledPage[] = [];
+  private readonly unchanged: UnchangedPage[] = [];
+  private readonly lastmod = new Map<string, string>();
   private readonly errors: CrawlError[] = [];
   private robots: RobotsPolicy | null = null;
   private endedBy: CrawlEnd | null = null;
@@ -145,17 +176,18 @@ class SiteCrawl {
     const sitemaps = await readSitemaps(roots, (url) => this.fetch(url, 'sitemap'), inScope, limits);
     if (this.endedBy) return;
     this.errors.push(...sitemaps.errors);
+    for (const [url, lastmod] of sitemaps.lastmod) this.lastmod.set(url, lastmod);
     for (const url of sitemaps.urls) this.enqueue(url, 0);
   }
 
   private async work(): Promise<void> {
     while (!this.endedBy) {
-      if (this.pages.length >= this.settings.maxPages) {
+      if (this.kept() >= this.settings.maxPages) {
         if (this.queue.length > 0) this.endedBy = 'max-pages';
         return;
       }
       // Only as many pages are fetched at once as could still be kept.
-      const next = this.pages.length + this.inFlight < this.settings.maxPages ? this.queue.shift() : undefined;
+      const next = this.kept() + this.inFlight < this.settings.maxPages ? this.queue.shift() : undefined;
       if (!next) {
         if (this.inFlight === 0) return;
         // Idle until a page in flight finishes: it may queue new links.
@@ -181,9 +213,16 @@ class SiteCrawl {
       }
       return;
     }
+    const before = this.hooks.previous?.(page.url);
+    const lastmod = this.lastmod.get(page.url) ?? '';
+    if (before && lastmod !== '' && before.lastmod === lastmod) {
+      this.keepUnchanged(page, before);
+      return;
+    }
     try {
-      const resource = await this.fetch(page.url, 'page');
-      this.keep(page, resource);
+      const resource = await this.fetch(page.url, 'page', before?.validators);
+      if (resource.statusCode === 304) this.keepUnchanged(page, before!);
+      else this.keep(page, resource, lastmod);
     } catch (error) {
       // Requests cut short by the time limit or the caller are not the site's failures.
       if (this.endedBy) return;
@@ -193,7 +232,18 @@ class SiteCrawl {
     }
   }
 
-  private keep(page: QueuedPage, resource: FetchedResource): void {
+  private keepUnchanged(page: QueuedPage, before: PreviousPage): void {
+    if (page.depth < this.settings.maxDepth) {
+      for (const link of before.links) this.enqueue(link, page.depth + 1);
+    }
+    if (this.kept() >= this.settings.maxPages) {
+      this.skipped += 1;
+      return;
+    }
+    this.unchanged.push({ url: page.url, depth: page.depth });
+  }
+
+  private keep(page: QueuedPage, resource: FetchedResource, lastmod: string): void {
     const url = resource.url.replace(/#.*$/, '');
     const redirectedToSeen = url !== page.url && this.seen.has(url);
     if (!resource.body || redirectedToSeen || !this.robots!.isAllowed(url)) {
@@ -202,16 +252,25 @@ class SiteCrawl {
     }
     this.seen.add(url);
     const html = bodyText(resource);
-    const { links, noindex, nofollow } = extractLinks(html, url);
-    if (!nofollow && page.depth < this.settings.maxDepth) {
+    const extracted = extractLinks(html, url);
+    const links = extracted.nofollow ? [] : extracted.links;
+    if (page.depth < this.settings.maxDepth) {
       for (const link of links) this.enqueue(link, page.depth + 1);
     }
-    if (noindex || this.pages.length >= this.settings.maxPages) {
+    if (extracted.noindex || this.kept() >= this.settings.maxPages) {
       this.skipped += 1;
       return;
     }
     const document = extractMainContent(html);
-    this.pages.push({ url, title: document.title || url, document, depth: page.depth });
+    this.pages.push({
+      url,
+      title: document.title || url,
+      document,
+      depth: page.depth,
+      validators: resource.validators,
+      lastmod: url === page.url ? lastmod : '',
+      links: links.slice(0, LINKS_KEPT),
+    });
   }
 
   private enqueue(href: string, depth: number): void {
@@ -221,7 +280,12 @@ class SiteCrawl {
     this.queue.push({ url, depth });
   }
 
-  private fetch(url: string, kind: 'robots' | 'sitemap' | 'page'): Promise<FetchedResource> {
+  /** Pages kept: read now, or unchanged since the earlier crawl. */
+  private kept(): number {
+    return this.pages.length + this.unchanged.length;
+  }
+
+  private fetch(url: string, kind: 'robots' | 'sitemap' | 'page', validators?: Validators): Promise<FetchedResource> {
     const options: FetchOptions = {
       allowPrivate: this.settings.allowPrivate,
       timeoutMs: this.settings.requestTimeoutMs,
@@ -233,6 +297,7 @@ class SiteCrawl {
     // robots.txt may redirect anywhere (RFC 9309); pages and sitemaps stay on the site.
     if (kind !== 'robots') options.allowRedirect = (target) => this.scope.contains(target);
     if (kind === 'page') options.wantsBody = (type) => HTML_TYPES.has(type);
+    if (validators && (validators.etag || validators.lastModified)) options.validators = validators;
     return fetchResource(url, options);
   }
 
@@ -243,7 +308,7 @@ class SiteCrawl {
   }
 
   private report(): void {
-    const progress = { done: this.done, queued: this.queue.length, pages: this.pages.length, failed: this.failed };
+    const progress = { done: this.done, queued: this.queue.length, pages: this.kept(), failed: this.failed };
     try {
       this.hooks.onProgress?.(progress);
     } catch (error) {
@@ -273,8 +338,9 @@ class SiteCrawl {
   private result(): CrawlResult {
     return {
       pages: this.pages,
+      unchanged: this.unchanged,
       errors: this.errors,
-      counts: { pages: this.pages.length, failed: this.failed, skipped: this.skipped, queued: this.queue.length },
+      counts: { pages: this.kept(), failed: this.failed, skipped: this.skipped, queued: this.queue.length },
       endedBy: this.endedBy ?? 'complete',
     };
   }

@@ -16,6 +16,8 @@ export interface SitemapLimits {
 /** The page URLs found, and the sitemaps that could not be read. */
 export interface SitemapResult {
   urls: string[];
+  /** Each page's `<lastmod>` where the sitemap gives one, as written. */
+  lastmod: Map<string, string>;
   errors: Array<{ url: string; message: string; statusCode: number | null }>;
 }
 
@@ -33,12 +35,17 @@ export async function readSitemaps(
   const queue = [...new Set(roots.filter(inScope))];
   const seen = new Set(queue);
   const urls = new Set<string>();
+  const lastmod = new Map<string, string>();
   const errors: SitemapResult['errors'] = [];
   for (let read = 0; queue.length > 0 && read < limits.maxFiles && urls.size < limits.maxUrls; read += 1) {
     const url = queue.shift()!;
     try {
       const { pages, sitemaps } = parseSitemap(unpack(await fetch(url), limits.maxBytes));
-      for (const page of pages.filter(inScope)) if (urls.size < limits.maxUrls) urls.add(page);
+      for (const page of pages.filter(({ loc }) => inScope(loc))) {
+        if (urls.size >= limits.maxUrls) break;
+        urls.add(page.loc);
+        if (page.lastmod) lastmod.set(page.loc, page.lastmod);
+      }
       for (const sitemap of sitemaps.filter((next) => inScope(next) && !seen.has(next))) {
         seen.add(sitemap);
         queue.push(sitemap);
@@ -49,7 +56,7 @@ export async function readSitemaps(
       errors.push({ url, message: `sitemap: ${(error as Error).message}`, statusCode });
     }
   }
-  return { urls: [...urls], errors };
+  return { urls: [...urls], lastmod, errors };
 }
 
 function unpack(resource: FetchedResource, maxBytes: number): string {
@@ -58,12 +65,18 @@ function unpack(resource: FetchedResource, maxBytes: number): string {
   return (gzipped ? gunzipSync(body, { maxOutputLength: maxBytes }) : body).toString('utf8');
 }
 
-function parseSitemap(xml: string): { pages: string[]; sitemaps: string[] } {
+function parseSitemap(xml: string): { pages: Array<{ loc: string; lastmod: string }>; sitemaps: string[] } {
   const $ = load(xml, { xml: true });
-  const locs = (selector: string) =>
-    $(selector)
-      .toArray()
-      .map((loc) => $(loc).text().trim())
-      .filter((loc) => loc !== '');
-  return { pages: locs('urlset > url > loc'), sitemaps: locs('sitemapindex > sitemap > loc') };
+  const pages = $('urlset > url')
+    .toArray()
+    .map((entry) => ({
+      loc: $(entry).children('loc').text().trim(),
+      lastmod: $(entry).children('lastmod').text().trim(),
+    }))
+    .filter(({ loc }) => loc !== '');
+  const sitemaps = $('sitemapindex > sitemap > loc')
+    .toArray()
+    .map((loc) => $(loc).text().trim())
+    .filter((loc) => loc !== '');
+  return { pages, sitemaps };
 }

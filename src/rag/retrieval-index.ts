@@ -12,7 +12,8 @@ import type { SearchEngine } from './search-engine.ts';
  */
 export class RetrievalIndex {
   readonly engine: SearchEngine;
-  private readonly chunks: ChunkStore;
+  /** The chunk records this index keeps the engine in step with. */
+  readonly chunks: ChunkStore;
   private readonly signals: SignalBus;
   private readonly logger: Logger;
 
@@ -23,25 +24,65 @@ export class RetrievalIndex {
     this.logger = logger;
   }
 
-  /** Loads every stored chunk into an in-process engine (a no-op for the Redis engine). */
-  async load(): Promise<number> {
+  /**
+   * Loads every stored chunk into an in-process engine (a no-op for the Redis engine). A chunk whose
+   * embedding does not have the space's dimensions is skipped and logged, and its source handed to
+   * `onBadSource` once (the gateway marks it failed): one bad record never stops a gateway starting.
+   */
+  async load(onBadSource: (chatbotId: string, sourceId: string, reason: string) => Promise<void>): Promise<number> {
     if (this.engine.name !== 'in-process') return 0;
+    const dimensions = this.dimensions!;
+    const bad = new Map<string, { chatbotId: string; sourceId: string; reason: string }>();
     let count = 0;
     for await (const batch of this.chunks.all()) {
-      await this.engine.upsert(batch);
-      count += batch.length;
+      const good = batch.filter((chunk) => {
+        if (chunk.embedding.length === dimensions) return true;
+        const reason = `a stored chunk has ${chunk.embedding.length} dimensions, expected ${dimensions}; sync the source again`;
+        this.logger.error({ chunk_id: chunk.id, chatbot_id: chunk.chatbotId, reason }, 'stored chunk skipped');
+        bad.set(`${chunk.chatbotId}/${chunk.sourceId}`, {
+          chatbotId: chunk.chatbotId,
+          sourceId: chunk.sourceId,
+          reason,
+        });
+        return false;
+      });
+      await this.engine.upsert(good);
+      count += good.length;
     }
-    this.logger.info({ chunks: count }, 'in-process search index loaded');
+    for (const { chatbotId, sourceId, reason } of bad.values()) await onBadSource(chatbotId, sourceId, reason);
+    this.logger.info({ chunks: count, skipped_sources: bad.size }, 'in-process search index loaded');
     return count;
+  }
+
+  /**
+   * The vector length of this space, when known before any vector is stored (the in-process engine's,
+   * or the embedder's own); the Redis engine's index takes it from the first chunks.
+   */
+  get dimensions(): number | undefined {
+    return 'dimensions' in this.engine && typeof this.engine.dimensions === 'number'
+      ? this.engine.dimensions
+      : undefined;
+  }
+
+  /**
+   * Brings a source's chunks to a new state in place: `upserts` written (replacing chunks with the
+   * same ids), `removals` deleted. Chunks not named stay as they are, so retrieval answers from the
+   * source throughout.
+   */
+  async updateSource(chatbotId: string, sourceId: string, upserts: ChunkRecord[], removals: string[]): Promise<void> {
+    if (upserts.length === 0 && removals.length === 0) return;
+    await this.chunks.save(upserts);
+    await this.chunks.remove(chatbotId, sourceId, removals);
+    if (this.engine.name === 'in-process') await this.reloadSource(chatbotId, sourceId);
+    else await this.engine.upsert(upserts);
+    await this.announce(chatbotId, sourceId);
   }
 
   /** Replaces a source's chunks everywhere. */
   async replaceSource(chatbotId: string, sourceId: string, chunks: ChunkRecord[]): Promise<void> {
-    await this.chunks.removeSource(chatbotId, sourceId);
-    await this.engine.removeSource(chatbotId, sourceId);
-    await this.chunks.save(chunks);
-    await this.engine.upsert(chunks);
-    await this.announce(chatbotId, sourceId);
+    const kept = new Set(chunks.map((chunk) => chunk.id));
+    const stale = (await this.chunks.ids(chatbotId, sourceId)).filter((id) => !kept.has(id));
+    await this.updateSource(chatbotId, sourceId, chunks, stale);
   }
 
   /** Removes a source's chunks from retrieval at once, everywhere. */

@@ -93,6 +93,32 @@ export async function openRetrieval(
   return { embedder, engine, chunks, index, retriever: new HybridRetriever(embedder, engine) };
 }
 
+/** A gateway configured with another embedding space than the one the stored chunks are in. */
+export class EmbeddingSpaceChangedError extends Error {
+  override name = 'EmbeddingSpaceChangedError';
+}
+
+/**
+ * Records the embedding space a gateway stores chunks in (the CLI follows it, never its own
+ * EMBEDDINGS). Chunks stored in another space are never silently left out of retrieval: until
+ * re-embedding them is built, a gateway with another space refuses to start while they exist.
+ */
+export async function recordEmbeddingSpace(redis: RedisClient, keys: RedisKeys, space: string): Promise<void> {
+  const recorded = await recordedEmbeddingSpace(redis, keys);
+  if (recorded !== undefined && recorded !== space && (await new ChunkStore(redis, keys, recorded).any())) {
+    throw new EmbeddingSpaceChangedError(
+      `EMBEDDINGS gives the embedding space ${space}, but the stored chunks are in ${recorded}; ` +
+        `re-embedding them is not supported yet, so start with the EMBEDDINGS of ${recorded}`,
+    );
+  }
+  await redis.set(keys.embeddingSpace(), space);
+}
+
+/** The embedding space the gateways store chunks in, if one has started. */
+export async function recordedEmbeddingSpace(redis: RedisClient, keys: RedisKeys): Promise<string | undefined> {
+  return (await redis.get(keys.embeddingSpace())) ?? undefined;
+}
+
 /** Whether the server has the query engine, and whether it has FT.HYBRID (Redis ≥ 8.4). */
 export async function probeQueryEngine(redis: RedisClient): Promise<{ hybrid: boolean } | undefined> {
   try {

@@ -5,8 +5,8 @@ import { parseDocument } from '../ingest/document-parser.ts';
 import { extractMainContent } from '../ingest/html-extractor.ts';
 import type { ParsedDocument } from '../ingest/parsed-document.ts';
 import type { Logger } from '../logger.ts';
-import type { Source } from '../store/source-store.ts';
-import { ConnectorError, ReconnectError } from './connectors/connector-errors.ts';
+import type { Source, SourceDocument } from '../store/source-store.ts';
+import { ConnectorError, DocumentGoneError, ReconnectError } from './connectors/connector-errors.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { serializedHttp, type ConnectorHttp } from './connectors/connector-http.ts';
 import { connectorFor } from './connectors/connector-registry.ts';
@@ -22,11 +22,12 @@ import {
   type FetchedDocument,
 } from './connectors/connector.ts';
 
-/** One document read and parsed. `key` is its part of the chunk ids (`{source}:{key}:{n}`). */
+/** One document listed, and read unless unchanged. `key` is its part of the chunk ids (`{source}:{key}:{n}`). */
 export interface ReadDocument {
   key: string;
   document: ConnectorDocument;
-  parsed: ParsedDocument;
+  /** Undefined when its change token is the one recorded: it was not fetched again. */
+  parsed?: ParsedDocument;
   /** Whether it came as a paged file (PDF pages, PPTX slides), whose page count SPEC reports. */
   paged: boolean;
 }
@@ -36,6 +37,8 @@ export interface ConnectorRead {
   title: string;
   single: boolean;
   documents: ReadDocument[];
+  /** Listed documents that could not be read this time, for a reason other than being gone: kept as they were. */
+  failed: string[];
 }
 
 /**
@@ -43,7 +46,8 @@ export interface ConnectorRead {
  * one in turn (progress "read n of m documents"). A document over the size cap is refused before its
  * download where its size is listed. In a collection, a document that cannot be read is skipped and
  * logged; a single document that cannot be read, a lost grant, or a collection of which nothing
- * could be read fails the source.
+ * could be read fails the source. A document whose change token is the one `previous` recorded is not
+ * fetched again.
  */
 export class ConnectorReader {
   private readonly deps: {
@@ -60,7 +64,11 @@ export class ConnectorReader {
     this.deps = deps;
   }
 
-  async read(source: Source, progress: (line: string) => Promise<void>): Promise<ConnectorRead> {
+  async read(
+    source: Source,
+    progress: (line: string) => Promise<void>,
+    previous: ReadonlyMap<string, SourceDocument> = new Map(),
+  ): Promise<ConnectorRead> {
     const type = source.type as ConnectorType;
     const connector = await connectorFor(type);
     const context: ConnectorContext = {
@@ -79,21 +87,29 @@ export class ConnectorReader {
     }
     const documents: ReadDocument[] = [];
     const skipped: string[] = [];
+    const failed: string[] = [];
     for (const [index, document] of listed.entries()) {
       await progress(`read ${index} of ${listed.length} documents`);
+      const key = documentKey(document.id);
+      const before = previous.get(document.id);
+      if (before && before.change_token !== '' && before.change_token === document.changeToken) {
+        documents.push({ key, document, paged: false });
+        continue;
+      }
       try {
         const fetched = await this.fetchOne(connector, source.reference, document, context);
-        documents.push({ key: documentKey(document.id), document, ...(await parse(fetched, document)) });
+        documents.push({ key, document, ...(await parse(fetched, document)) });
       } catch (error) {
         if (listing.single || error instanceof ReconnectError) throw error;
         const reason = error instanceof Error ? error.message : String(error);
         skipped.push(`${document.title}: ${reason}`);
+        if (!(error instanceof DocumentGoneError)) failed.push(document.id);
         this.deps.logger.warn({ source_id: source.id, document_id: document.id, reason }, 'document skipped');
       }
     }
     await progress(`read ${listed.length} of ${listed.length} documents`);
     if (documents.length === 0) throw new ConnectorError(`No document could be read. ${skipped[0] ?? ''}`.trim());
-    return { title: listing.title, single: listing.single, documents };
+    return { title: listing.title, single: listing.single, documents, failed };
   }
 
   private async fetchOne(
@@ -139,8 +155,8 @@ export class ConnectorReader {
   }
 }
 
-/** A document id as a chunk-id part: as it is when short and plain, else a hash of it. */
-function documentKey(id: string): string {
+/** A document id (or a page URL) as a chunk-id part: as it is when short and plain, else a hash of it. */
+export function documentKey(id: string): string {
   return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : createHash('sha256').update(id).digest('base64url').slice(0, 22);
 }
 

@@ -6,7 +6,16 @@ import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionQueue } from '../store/ingestion-queue.ts';
 import type { AccountStore } from '../store/account-store.ts';
 import type { Connection, ConnectionStore } from '../store/connection-store.ts';
-import type { Source, SourceStore } from '../store/source-store.ts';
+import { formatTimestamp } from '../timestamp.ts';
+import {
+  isSyncable,
+  REFRESH_INTERVAL_MS,
+  REFRESH_SCHEDULES,
+  type Refresh,
+  type Source,
+  type SourceStore,
+  type SyncRecord,
+} from '../store/source-store.ts';
 import {
   BACKEND_ONLY_TYPES,
   CONNECTOR_TYPES,
@@ -15,6 +24,28 @@ import {
   type Connector,
 } from './connectors/connector.ts';
 import { connectorFor } from './connectors/connector-registry.ts';
+
+const NOT_SYNCED = 'Only url and connector sources are synced; upload a file or text again to change it.';
+
+/** A url or connector source's schedule and syncs, as the dashboard and the CLI show them. */
+export interface SyncState {
+  refresh: Source['refresh'];
+  last_sync: SyncRecord;
+  /**
+   * When the next scheduled sync is due, ISO 8601 ('' when none is: refresh off, or not ingested
+   * yet). Failed url and connector sources are tried again on their schedule too.
+   */
+  next_sync_at: string;
+}
+
+/** A refresh schedule as given (default weekly); anything else is refused. */
+function refreshOf(value: string | undefined): Refresh | undefined {
+  if (value === undefined) return undefined;
+  if (!(REFRESH_SCHEDULES as readonly string[]).includes(value)) {
+    throw new ValidationError(`refresh must be one of: ${REFRESH_SCHEDULES.join(', ')}.`);
+  }
+  return value as Refresh;
+}
 
 const FILE_TYPES = ['pdf', 'docx', 'pptx', 'txt', 'md', 'csv', 'vtt', 'srt'];
 
@@ -50,13 +81,13 @@ export class SourceIntake {
     return this.queued(chatbotId, { type: 'text', title, content: text });
   }
 
-  addUrl(chatbotId: string, rawUrl: string, title?: string): Promise<Source> {
+  addUrl(chatbotId: string, rawUrl: string, title?: string, refresh?: string): Promise<Source> {
     const url = URL.parse(rawUrl);
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
       throw new ValidationError('url must be an absolute http or https URL without credentials.');
     }
     url.hash = '';
-    return this.queued(chatbotId, { type: 'url', url: url.toString(), title });
+    return this.queued(chatbotId, { type: 'url', url: url.toString(), title, refresh: refreshOf(refresh) });
   }
 
   addFile(chatbotId: string, filename: string, bytes: Buffer): Promise<Source> {
@@ -79,7 +110,7 @@ export class SourceIntake {
   async addConnector(
     userId: string,
     chatbotId: string,
-    input: { type: string; reference: string; connectionId?: string; title?: string },
+    input: { type: string; reference: string; connectionId?: string; title?: string; refresh?: string },
   ): Promise<Source> {
     if (!isConnectorType(input.type)) {
       throw new ValidationError(`type must be one of: url, file, text, ${CONNECTOR_TYPES.join(', ')}.`);
@@ -90,6 +121,7 @@ export class SourceIntake {
         throw new ValidationError(`Source type ${input.type} is not enabled for this account.`);
       }
     }
+    const refresh = refreshOf(input.refresh);
     const connector = await connectorFor(input.type);
     const reference = connector.parseReference(input.reference.trim());
     const connection = await this.connectionFor(userId, connector, input.connectionId);
@@ -98,6 +130,7 @@ export class SourceIntake {
       title: input.title,
       reference,
       connectionId: connection?.id ?? '',
+      refresh,
     });
   }
 
@@ -128,10 +161,51 @@ export class SourceIntake {
     return usable;
   }
 
-  async remove(sourceId: string, index: RetrievalIndex): Promise<void> {
+  async remove(sourceId: string, index: Pick<RetrievalIndex, 'removeSource'>): Promise<void> {
     const source = await this.sources.get(sourceId);
     await this.sources.softDelete(sourceId);
+    await this.queue.cancelSync(source.chatbot_id, sourceId);
     await index.removeSource(source.chatbot_id, sourceId);
+  }
+
+  /**
+   * Syncs a url or connector source now, whatever its schedule: `running` when a gateway is
+   * ingesting it already (it syncs again when that run ends). A failed source, of any type, is
+   * ingested afresh (`pending` again).
+   */
+  async syncNow(sourceId: string): Promise<{ source: Source; sync: 'queued' | 'running' }> {
+    let source = await this.sources.get(sourceId);
+    // A failed file or text is ingested again from what was uploaded; a done one has nothing to sync.
+    if (!isSyncable(source.type) && source.status !== 'failed') throw new ValidationError(NOT_SYNCED);
+    // Pending before it is queued, so a gateway that claims it at once is not overwritten.
+    if (source.status === 'failed') source = await this.sources.setStatus(source.id, 'pending');
+    const sync = await this.queue.syncNow(source.chatbot_id, source.id, this.clock.nowMicros());
+    if (sync === 'queued') this.onQueued();
+    return { source, sync };
+  }
+
+  /** Sets a source's re-sync schedule; the next sync then falls one interval from now (none when off). */
+  async setRefresh(sourceId: string, value: string): Promise<Source> {
+    const source = await this.sources.get(sourceId);
+    if (!isSyncable(source.type)) throw new ValidationError(NOT_SYNCED);
+    const refresh = refreshOf(value)!;
+    const updated = await this.sources.setRefresh(sourceId, refresh);
+    if (refresh === 'off') await this.queue.cancelSync(source.chatbot_id, source.id);
+    else {
+      const at = this.clock.nowMicros() + REFRESH_INTERVAL_MS[refresh] * 1000;
+      await this.queue.scheduleSync(source.chatbot_id, source.id, at);
+    }
+    return updated;
+  }
+
+  /** What an owner sees of a source's syncs: its schedule, the last sync, and when the next is due. */
+  async syncState(source: Source): Promise<SyncState | undefined> {
+    if (!isSyncable(source.type)) return undefined;
+    const [last, next] = await Promise.all([
+      this.sources.lastSync(source),
+      this.queue.nextSync(source.chatbot_id, source.id),
+    ]);
+    return { refresh: source.refresh, last_sync: last, next_sync_at: next === undefined ? '' : formatTimestamp(next) };
   }
 
   private async queued(chatbotId: string, input: Parameters<SourceStore['create']>[1]): Promise<Source> {

@@ -51,11 +51,31 @@ export class ChunkStore {
     return ids.length;
   }
 
+  /** The ids of a source's chunks. */
+  async ids(chatbotId: string, sourceId: string): Promise<string[]> {
+    return this.redis.sMembers(this.keys.sourceChunks(chatbotId, sourceId));
+  }
+
+  /** Deletes some chunks of a source. */
+  async remove(chatbotId: string, sourceId: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.redis.del(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
+    await this.redis.sRem(this.keys.sourceChunks(chatbotId, sourceId), ids);
+  }
+
   /** The chunks of one source, in order. */
   async forSource(chatbotId: string, sourceId: string): Promise<ChunkRecord[]> {
     const ids = await this.redis.sMembers(this.keys.sourceChunks(chatbotId, sourceId));
     const chunks = await this.load(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
     return chunks.sort((a, b) => a.position - b.position);
+  }
+
+  /** Whether this embedding space holds any chunk. */
+  async any(): Promise<boolean> {
+    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: 1000 })) {
+      if (keys.length > 0) return true;
+    }
+    return false;
   }
 
   /** Every chunk of this embedding space, in batches (the in-process engine's startup load). */
@@ -69,6 +89,11 @@ export class ChunkStore {
       }
     }
     if (batch.length > 0) yield await this.load(batch);
+  }
+
+  /** Chunks of a chatbot by id, aligned with `ids` (undefined where a chunk does not exist). */
+  byIds(chatbotId: string, ids: string[]): Promise<Array<ChunkRecord | undefined>> {
+    return this.byKeys(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
   }
 
   /** Chunks by their full keys, aligned with `keys` (undefined where a chunk no longer exists). */

@@ -37,11 +37,36 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return redis.call('HINCRBY', KEYS[1] .. ':attempts', ARGV[1], 1) - 1
 `);
 
-// KEYS: queue, leases. ARGV: member.
+// KEYS: queue, leases, sync-again. ARGV: member, now µs. A source asked to sync during the run is queued again.
 const FINISH = new LuaScript(`
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[1])
+if redis.call('SREM', KEYS[3], ARGV[1]) == 1 then redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) end
 return 1
+`);
+
+// KEYS: due, queue, leases. ARGV: now µs, limit. Moves re-syncs that are due into the queue, each
+// once whichever process runs it: one being ingested right now is left to that run, which schedules
+// its next sync when it ends.
+const PROMOTE_DUE = new LuaScript(`
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, member in ipairs(due) do
+  redis.call('ZREM', KEYS[1], member)
+  if not redis.call('ZSCORE', KEYS[3], member) then redis.call('ZADD', KEYS[2], 'NX', ARGV[1], member) end
+end
+return #due
+`);
+
+// KEYS: queue, leases, sync-again. ARGV: member, now µs. Queues a source now; one being ingested is
+// marked to be queued again when that run ends (two runs of one source never overlap). Its scheduled
+// sync stays as it is until the run ends and schedules the next.
+const SYNC_NOW = new LuaScript(`
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  redis.call('SADD', KEYS[3], ARGV[1])
+  return 'running'
+end
+redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+return 'queued'
 `);
 
 /**
@@ -55,6 +80,42 @@ export class IngestionQueue {
   constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
+  }
+
+  /** Schedules a source's next re-sync (replacing any earlier one). */
+  async scheduleSync(chatbotId: string, sourceId: string, atMicros: number): Promise<void> {
+    await this.redis.zAdd(this.keys.syncDue(), { score: atMicros, value: `${chatbotId}/${sourceId}` });
+  }
+
+  async cancelSync(chatbotId: string, sourceId: string): Promise<void> {
+    await this.redis.zRem(this.keys.syncDue(), `${chatbotId}/${sourceId}`);
+  }
+
+  /** When a source's next re-sync is due (µs), if one is scheduled. */
+  async nextSync(chatbotId: string, sourceId: string): Promise<number | undefined> {
+    const score = await this.redis.zScore(this.keys.syncDue(), `${chatbotId}/${sourceId}`);
+    return score ?? undefined;
+  }
+
+  /** Moves up to `limit` re-syncs due by `nowMicros` into the queue; returns how many were due. */
+  async promoteDue(nowMicros: number, limit: number): Promise<number> {
+    return (await PROMOTE_DUE.run(
+      this.redis,
+      [this.keys.syncDue(), this.keys.ingestQueue(), this.keys.ingestLeases()],
+      [nowMicros, limit],
+    )) as number;
+  }
+
+  /**
+   * Queues a source for a re-sync now: `running` when a process is ingesting it already, in which
+   * case it is queued again as soon as that run ends.
+   */
+  async syncNow(chatbotId: string, sourceId: string, nowMicros: number): Promise<'queued' | 'running'> {
+    return (await SYNC_NOW.run(
+      this.redis,
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.syncAgain()],
+      [`${chatbotId}/${sourceId}`, nowMicros],
+    )) as 'queued' | 'running';
   }
 
   async enqueue(chatbotId: string, sourceId: string, atMicros: number): Promise<void> {
@@ -93,11 +154,12 @@ export class IngestionQueue {
     );
   }
 
-  async finish(claim: IngestionClaim): Promise<void> {
+  /** Ends a claim; a sync asked for meanwhile (see `syncNow`) is queued at `nowMicros`. */
+  async finish(claim: IngestionClaim, nowMicros: number): Promise<void> {
     await FINISH.run(
       this.redis,
-      [this.keys.ingestQueue(), this.keys.ingestLeases()],
-      [`${claim.chatbotId}/${claim.sourceId}`],
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.syncAgain()],
+      [`${claim.chatbotId}/${claim.sourceId}`, nowMicros],
     );
   }
 

@@ -169,6 +169,10 @@ export class RedisKeys {
   sourceChunks(chatbotId: string, sourceId: string): string {
     return `${this.prefix}{b:${chatbotId}}:source:${sourceId}:chunks`;
   }
+  /** The embedding space the gateways store chunks in (set by each gateway as it starts). */
+  embeddingSpace(): string {
+    return `${this.prefix}embedding-space`;
+  }
   /** The search index of one embedding space. */
   searchIndex(space: string): string {
     return `${this.prefix}idx:${space}`;
@@ -179,6 +183,14 @@ export class RedisKeys {
   }
   ingestLeases(): string {
     return `${this.prefix}{ingest}:leases`;
+  }
+  /** Sources asked to sync while being ingested: queued again when that run ends. */
+  syncAgain(): string {
+    return `${this.prefix}{ingest}:sync-again`;
+  }
+  /** Sources by when their next scheduled re-sync is due (µs). */
+  syncDue(): string {
+    return `${this.prefix}{ingest}:sync-due`;
   }
   /**
    * Events of the chatbot whose webhook deliveries may not be written yet, by entry id: written in the

@@ -10,6 +10,21 @@ import type { RedisKeys } from './redis-keys.ts';
 export const SOURCE_TYPES = ['url', 'file', 'text', ...CONNECTOR_TYPES] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
+/** How often a url or connector source is synced again; file and text sources have nothing to sync ('' ). */
+export const REFRESH_SCHEDULES = ['off', 'daily', 'weekly'] as const;
+export type Refresh = (typeof REFRESH_SCHEDULES)[number];
+
+/** Whether sources of a type read something that can change (a site, a service), and so are synced. */
+export function isSyncable(type: SourceType): boolean {
+  return type === 'url' || (CONNECTOR_TYPES as readonly string[]).includes(type);
+}
+
+/** The time between two scheduled syncs. */
+export const REFRESH_INTERVAL_MS: Record<Exclude<Refresh, 'off'>, number> = {
+  daily: 24 * 60 * 60_000,
+  weekly: 7 * 24 * 60 * 60_000,
+};
+
 export const SOURCE_STATUSES = ['pending', 'crawling', 'processing', 'done', 'failed'] as const;
 export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 
@@ -28,13 +43,38 @@ export interface Source {
   reference: string;
   /** The connection a connector source reads through; '' when none. */
   connection_id: string;
+  /** The re-sync schedule of a url or connector source; '' for file and text sources. */
+  refresh: Refresh | '';
 }
 
-/** What is stored of each document of a connector source, by document id. */
+/** What the last sync of a source did (its first ingestion counts as one). */
+export interface SyncRecord {
+  /** When it ended, ISO 8601; '' before the first. */
+  at: string;
+  /** Why it failed; '' when it succeeded. */
+  error: string;
+  added: number;
+  changed: number;
+  removed: number;
+  unchanged: number;
+}
+
+/**
+ * What is stored of each document of a url or connector source, by document id (a connector's id,
+ * or a page's URL): enough to tell whether it changed, and which chunks are its.
+ */
 export interface SourceDocument {
   title: string;
+  /** The service's change token, or a page's sitemap `<lastmod>`; '' when none was given. */
   change_token: string;
   chunks: number;
+  /** SHA-256 of the parsed text: a document fetched again with the same hash is not re-embedded. */
+  hash?: string;
+  /** A page's validators, for a conditional request. */
+  etag?: string;
+  last_modified?: string;
+  /** The links a page gave the crawl, followed again when it has not changed. */
+  links?: string[];
 }
 
 /** What is known of a source when it is added. */
@@ -46,6 +86,7 @@ export interface NewSource {
   content?: string | Buffer;
   reference?: string;
   connectionId?: string;
+  refresh?: Refresh;
 }
 
 /** Training sources of a chatbot: newest first (created_at, then id, descending), soft delete. */
@@ -83,6 +124,7 @@ export class SourceStore {
       error: '',
       reference: input.reference ?? '',
       connection_id: input.connectionId ?? '',
+      refresh: isSyncable(input.type) ? (input.refresh ?? 'weekly') : '',
       deleted: '0',
     });
     await this.redis.zAdd(this.keys.sourcesOf(chatbotId), { score: createdAt, value: id });
@@ -135,6 +177,40 @@ export class SourceStore {
     if (details.error !== undefined) fields.error = details.error;
     await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), fields);
     return this.get(sourceId);
+  }
+
+  async setRefresh(sourceId: string, refresh: Refresh): Promise<Source> {
+    const source = await this.get(sourceId);
+    if (source.refresh === '') throw new ValidationError('Only url and connector sources are synced.');
+    await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), 'refresh', refresh);
+    return { ...source, refresh };
+  }
+
+  /** Records how a sync (or the first ingestion) ended, at `atMicros` (now by default). */
+  async recordSync(source: Source, record: Omit<SyncRecord, 'at'>, atMicros = this.clock.nowMicros()): Promise<void> {
+    await this.redis.hSet(this.keys.source(source.chatbot_id, source.id), {
+      synced_at: String(atMicros),
+      sync_error: record.error,
+      sync_added: String(record.added),
+      sync_changed: String(record.changed),
+      sync_removed: String(record.removed),
+      sync_unchanged: String(record.unchanged),
+    });
+  }
+
+  /** The last sync's record. */
+  async lastSync(source: Source): Promise<SyncRecord> {
+    const key = this.keys.source(source.chatbot_id, source.id);
+    const fields = ['synced_at', 'sync_error', 'sync_added', 'sync_changed', 'sync_removed', 'sync_unchanged'];
+    const [at, error, added, changed, removed, unchanged] = await this.redis.hmGet(key, fields);
+    return {
+      at: at ? formatTimestamp(Number(at)) : '',
+      error: error ?? '',
+      added: Number(added ?? 0),
+      changed: Number(changed ?? 0),
+      removed: Number(removed ?? 0),
+      unchanged: Number(unchanged ?? 0),
+    };
   }
 
   /** What ingestion reads: the stored text or file bytes (undefined for url sources). */
@@ -192,5 +268,7 @@ function toSource(row: Record<string, string>): Source {
     error: row.error!,
     reference: row.reference ?? '',
     connection_id: row.connection_id ?? '',
+    // Sources stored before schedules existed sync weekly, like new ones.
+    refresh: (row.refresh ?? (isSyncable(row.type as SourceType) ? 'weekly' : '')) as Refresh | '',
   };
 }

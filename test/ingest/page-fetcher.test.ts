@@ -45,7 +45,14 @@ t.test('a 2xx answer comes back with its media type, charset and body, sent as S
   const resource = await fetchResource(`${site.url}/latin`, options);
   t.same(
     { ...resource, body: null },
-    { url: `${site.url}/latin`, statusCode: 200, mediaType: 'text/html', charset: 'iso-8859-1', body: null },
+    {
+      url: `${site.url}/latin`,
+      statusCode: 200,
+      mediaType: 'text/html',
+      charset: 'iso-8859-1',
+      body: null,
+      validators: {},
+    },
   );
   t.equal(bodyText(resource), '<p>café</p>');
   t.equal(bodyText({ body: Buffer.from('plain'), charset: 'no-such-charset' }), 'plain');
@@ -129,4 +136,26 @@ t.test('an aborted fetch fails as aborted', async (t) => {
     name: 'FetchError',
     message: 'aborted',
   });
+});
+
+t.test('a 2xx answer brings its validators; sent back, a 304 returns without a body instead of failing', async (t) => {
+  const conditions: Array<Record<string, string | undefined>> = [];
+  const modified = 'Tue, 03 Nov 2026 10:00:00 GMT';
+  site.routes.set('/page', (request) => {
+    conditions.push({ etag: request.headers['if-none-match'], since: request.headers['if-modified-since'] });
+    if (request.headers['if-none-match'] === '"v1"') return { status: 304 };
+    return { headers: { 'content-type': 'text/html', etag: '"v1"', 'last-modified': modified }, body: '<p>v1</p>' };
+  });
+  const first = await fetchResource(`${site.url}/page`, options);
+  t.same(first.validators, { etag: '"v1"', lastModified: modified });
+  const again = await fetchResource(`${site.url}/page`, { ...options, validators: first.validators });
+  t.same(again, { url: `${site.url}/page`, statusCode: 304, mediaType: '', charset: null, body: null, validators: {} });
+  t.same(conditions, [
+    { etag: undefined, since: undefined },
+    { etag: '"v1"', since: modified },
+  ]);
+  // Asked without validators, a 304 is an error status like any other.
+  site.routes.set('/odd', { status: 304 });
+  const error = await fetchResource(`${site.url}/odd`, options).catch((caught: unknown) => caught);
+  t.match(error, { message: 'HTTP 304', statusCode: 304 });
 });

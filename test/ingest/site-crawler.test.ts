@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import t from 'tap';
 import { DEFAULT_CRAWL_OPTIONS } from '../../src/ingest/crawl-options.ts';
 import { FetchError } from '../../src/ingest/ingest-errors.ts';
-import { crawlSite, type CrawlProgress, type CrawlResult } from '../../src/ingest/site-crawler.ts';
+import { crawlSite, type CrawlProgress, type CrawlResult, type PreviousPage } from '../../src/ingest/site-crawler.ts';
 import { FakeSite, html, redirect } from './fake-site.ts';
 
 const site = await new FakeSite().start();
@@ -57,6 +57,11 @@ t.test(
         title: 'Home',
         pages: [{ text: 'Welcome\n\nHello.', sections: [{ headings: ['Welcome'], blocks: ['Hello.'] }] }],
       },
+      validators: {},
+      lastmod: '',
+      links: ['/a', '/private/page', '/broken', '/file.pdf', '/data']
+        .map((path) => site.url + path)
+        .concat('https://example.com/'),
     });
     t.equal(result.pages.find((page) => page.url.endsWith('/from-sitemap'))!.depth, 0);
     t.equal(result.pages.find((page) => page.url.endsWith('/b'))!.depth, 2);
@@ -239,3 +244,39 @@ t.test('a start URL that is not http(s), or options out of range, throw at once'
   });
   t.same(site.paths, []);
 });
+
+t.test(
+  "an earlier crawl's pages: the same sitemap lastmod is not requested, a 304 is kept unchanged, and their recorded links are followed",
+  async (t) => {
+    const entry = (path: string, lastmod: string) =>
+      `<url><loc>${site.url}${path}</loc><lastmod>${lastmod}</lastmod></url>`;
+    site.routes.set(
+      '/sitemap.xml',
+      xml(
+        `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entry('/a', '2026-11-01')}${entry('/b', '2026-11-02')}</urlset>`,
+      ),
+    );
+    site.routes.set('/', (request) =>
+      request.headers['if-none-match'] === '"home"' ? { status: 304 } : html('Home', links('/c')),
+    );
+    site.routes.set('/a', html('A', 'unchanged'));
+    site.routes.set('/b', { ...html('B', 'edited'), headers: { 'content-type': 'text/html', etag: '"b2"' } });
+    site.routes.set('/c', html('C', 'only linked from the home page'));
+    const previous = new Map<string, PreviousPage>([
+      [`${site.url}/`, { validators: { etag: '"home"' }, lastmod: '', links: [`${site.url}/c`] }],
+      [`${site.url}/a`, { validators: {}, lastmod: '2026-11-01', links: [] }],
+      [`${site.url}/b`, { validators: {}, lastmod: '2026-10-01', links: [] }],
+    ]);
+    const result = await crawlSite(`${site.url}/`, open, { previous: (url) => previous.get(url) });
+
+    t.same(result.unchanged.map(({ url, depth }) => [url.slice(site.url.length), depth]).sort(), [
+      ['/', 0],
+      ['/a', 0],
+    ]);
+    t.same(urls(result), ['/b', '/c']);
+    const b = result.pages.find((page) => page.url.endsWith('/b'))!;
+    t.same([b.lastmod, b.validators], ['2026-11-02', { etag: '"b2"' }]);
+    t.same(result.counts, { pages: 4, failed: 0, skipped: 0, queued: 0 });
+    t.notOk(site.paths.includes('/a'), 'a page with the recorded lastmod is not requested');
+  },
+);

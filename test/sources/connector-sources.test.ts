@@ -106,7 +106,11 @@ t.test('youtube: a video transcript, through the CLI', async (t) => {
     error: '',
     reference: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
     connection_id: '',
+    refresh: 'weekly',
+    last_sync: { at: source.last_sync.at, error: '', added: 1, changed: 0, removed: 0, unchanged: 0 },
+    next_sync_at: source.next_sync_at,
   });
+  t.equal(Date.parse(source.next_sync_at) - Date.parse(source.last_sync.at), 7 * 24 * 3600_000);
   t.same(await chunkIds(bot.id, source.id), [`${source.id}:dQw4w9WgXcQ:0`]);
   const documents = await services.sources.documents(await services.sources.get(source.id));
   t.same([...documents.keys()], ['dQw4w9WgXcQ']);

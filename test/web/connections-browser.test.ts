@@ -303,7 +303,12 @@ t.test(
       page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/chatbots/${bot.id}/sources`)),
       add.click(),
     ]);
-    t.same(JSON.parse(posted.postData()!), { type: 'google_drive', url: DRIVE_FOLDER, connection_id: drive!.id });
+    t.same(JSON.parse(posted.postData()!), {
+      type: 'google_drive',
+      url: DRIVE_FOLDER,
+      connection_id: drive!.id,
+      refresh: 'weekly',
+    });
     await page.locator('li.source-item[data-status="failed"]').nth(1).waitFor({ timeout: 20_000 });
     const [latest] = await services.sources.listForChatbot(bot.id);
     t.match(latest, { type: 'google_drive', connection_id: drive!.id, status: 'failed' });

@@ -42,6 +42,30 @@ export interface Source {
   /** Connector sources only: what they read (the link as canonicalised) and through which connection. */
   reference?: string;
   connection_id?: string;
+  /** Url and connector sources only: how often they are synced again. */
+  refresh?: Refresh;
+  /** Url and connector sources only: what the last sync did (the first ingestion counts as one). */
+  last_sync?: SyncRecord;
+  /** Url and connector sources only: when the next sync is due; '' when none is scheduled. */
+  next_sync_at?: string;
+}
+
+/** A url or connector source's re-sync schedule. */
+export type Refresh = 'off' | 'daily' | 'weekly';
+
+/** What a source's last sync did: when it ended ('' before the first), why it failed ('' when it did not). */
+export interface SyncRecord {
+  at: string;
+  error: string;
+  added: number;
+  changed: number;
+  removed: number;
+  unchanged: number;
+}
+
+/** `POST /sources/:id/sync`: the source, and whether its sync was queued or is running already. */
+export interface SyncStarted extends Source {
+  sync: 'queued' | 'running';
 }
 
 /** The source types the dashboard adds through a connector (SPEC: "Add from dashboard: yes"). */

@@ -3,13 +3,28 @@ import { ApiError, send } from '../api.ts';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { FileDrop } from '../components/file-drop.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
+import { RefreshSelect, SourceSync } from '../components/source-sync.tsx';
 import { formatTime, plural } from '../format.ts';
 import { href } from '../router.ts';
-import type { Chatbot, Connection, ConnectorType, Source } from '../types.ts';
+import type { Chatbot, Connection, ConnectorType, Refresh, Source, SyncStarted } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { RetrievalProbe } from './retrieval-probe.tsx';
 
 const WORKING = new Set(['pending', 'crawling', 'processing']);
+
+/** Whether a source is being ingested, or a done one synced (its progress line says so). */
+function running(source: Source): boolean {
+  return WORKING.has(source.status) || (source.status === 'done' && source.progress !== '');
+}
+
+/**
+ * Whether a sync asked for has yet to end, `before` being the end of the sync before it: it is queued
+ * (no progress until a gateway claims it), running, or ended but its next sync not scheduled yet.
+ */
+function syncAwaited(source: Source, before: string | undefined): boolean {
+  if (before === undefined) return false;
+  return source.last_sync?.at === before || (source.refresh !== 'off' && source.next_sync_at === '');
+}
 
 /** The source types read through a connector, as the owner picks them, and the service each needs. */
 const CONNECTORS: Record<ConnectorType, { label: string; service: string | null; placeholder: string; help: string }> =
@@ -43,13 +58,17 @@ const CONNECTORS: Record<ConnectorType, { label: string; service: string | null;
 /**
  * Training sources: add a URL, upload files, add text, add from YouTube, Google Drive, Notion or
  * Dropbox; the list shows each source's live status and progress (read again every two seconds while
- * any source is still being ingested), page count and failure reason.
+ * any source is still being ingested or synced, or a sync asked for has not ended yet), page count,
+ * failure reason, and for url and connector sources their syncs, schedule and "Sync now".
  */
 export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
   const path = `/chatbots/${chatbot.id}/sources`;
+  // Sources whose "Sync now" has not ended yet, by the end of their sync before it (`last_sync.at`):
+  // a queued sync shows no progress until a gateway claims it.
+  const [awaiting, setAwaiting] = useState<Record<string, string>>({});
   const sources = useResource<Source[]>(path, {
     pollMs: 2000,
-    poll: (list) => list.some((source) => WORKING.has(source.status)),
+    poll: (list) => list.some((source) => running(source) || syncAwaited(source, awaiting[source.id])),
   });
   const action = useAction();
   const [uploads, setUploads] = useState<string[]>([]);
@@ -57,6 +76,20 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
     const added = await action.run(() => send<Source>('POST', path, body));
     await sources.reload();
     return added !== undefined;
+  };
+  const setRefresh = async (source: Source, refresh: Refresh) => {
+    await action.run(() => send<Source>('PATCH', `/sources/${source.id}`, { refresh }));
+    await sources.reload();
+  };
+  const syncNow = async (source: Source) => {
+    const started = await action.run(() => send<SyncStarted>('POST', `/sources/${source.id}/sync`));
+    if (started) {
+      // Asked for during a run, the sync follows that run. The page follows the run in progress, which
+      // may have ended before this answer was read: its end is the first after the one the list showed.
+      const before = started.sync === 'queued' ? started.last_sync?.at : source.last_sync?.at;
+      setAwaiting((was) => ({ ...was, [source.id]: before ?? '' }));
+    }
+    await sources.reload();
   };
   const upload = async (files: File[]) => {
     const failures: string[] = [];
@@ -90,7 +123,10 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
               <SourceRow
                 key={source.id}
                 source={source}
+                busy={action.busy}
                 onDelete={() => action.run(() => send('DELETE', `/sources/${source.id}`)).then(sources.reload)}
+                onRefresh={(refresh) => setRefresh(source, refresh)}
+                onSync={() => syncNow(source)}
               />
             ))}
           </ul>
@@ -98,7 +134,7 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
       </div>
       <ConnectorForm busy={action.busy} onAdd={add} />
       <div class="grid three">
-        <UrlForm busy={action.busy} onAdd={(url, title) => add({ type: 'url', url, title })} />
+        <UrlForm busy={action.busy} onAdd={(url, refresh) => add({ type: 'url', url, title: '', refresh })} />
         <div class="card">
           <h2>Upload files</h2>
           <FileDrop busy={action.busy} onFiles={(files) => void upload(files)} />
@@ -110,7 +146,14 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
   );
 }
 
-function SourceRow({ source, onDelete }: { source: Source; onDelete: () => Promise<void> }) {
+function SourceRow(props: {
+  source: Source;
+  busy: boolean;
+  onDelete: () => Promise<void>;
+  onRefresh: (refresh: Refresh) => Promise<void>;
+  onSync: () => Promise<void>;
+}) {
+  const { source } = props;
   const link = source.url || source.reference || '';
   const label = source.title || link || (source.type === 'text' ? 'Text' : source.type);
   const reconnect = source.status === 'failed' && source.error.startsWith('Reconnect ');
@@ -123,7 +166,7 @@ function SourceRow({ source, onDelete }: { source: Source; onDelete: () => Promi
       </div>
       <div class="source-meta">
         <span class={`status status-${source.status}`}>{source.status}</span>
-        {WORKING.has(source.status) && source.progress && <span class="muted small progress">{source.progress}</span>}
+        {running(source) && source.progress && <span class="muted small progress">{source.progress}</span>}
         {source.status === 'failed' && <span class="error-text">{source.error}</span>}
         {reconnect && (
           <a class="small" href={href('connections')}>
@@ -132,20 +175,31 @@ function SourceRow({ source, onDelete }: { source: Source; onDelete: () => Promi
         )}
         {source.status === 'done' && <span class="muted small pages">{plural(source.page_count, 'page')}</span>}
         <span class="muted small">{formatTime(source.created_at)}</span>
-        <ConfirmButton class="small danger" label="Delete" confirm="Delete source" onConfirm={onDelete} />
+        <ConfirmButton class="small danger" label="Delete" confirm="Delete source" onConfirm={props.onDelete} />
       </div>
+      {source.refresh && source.last_sync && (
+        <SourceSync
+          source={source}
+          refresh={source.refresh}
+          last={source.last_sync}
+          busy={props.busy}
+          onRefresh={props.onRefresh}
+          onSync={props.onSync}
+        />
+      )}
     </li>
   );
 }
 
-function UrlForm({ busy, onAdd }: { busy: boolean; onAdd: (url: string, title: string) => Promise<boolean> }) {
+function UrlForm({ busy, onAdd }: { busy: boolean; onAdd: (url: string, refresh: Refresh) => Promise<boolean> }) {
   const [url, setUrl] = useState('');
+  const [refresh, setRefresh] = useState<Refresh>('weekly');
   return (
     <form
       class="card stack add-url"
       onSubmit={(event) => {
         event.preventDefault();
-        void onAdd(url, '').then((added) => added && setUrl(''));
+        void onAdd(url, refresh).then((added) => added && setUrl(''));
       }}
     >
       <h2>Add a website</h2>
@@ -160,7 +214,10 @@ function UrlForm({ busy, onAdd }: { busy: boolean; onAdd: (url: string, title: s
           onInput={(event) => setUrl(event.currentTarget.value)}
         />
       </label>
-      <p class="muted small">The site is crawled from this page, within its path, respecting robots.txt.</p>
+      <RefreshSelect value={refresh} onChange={setRefresh} />
+      <p class="muted small">
+        The site is crawled from this page, within its path, respecting robots.txt, and synced again on this schedule.
+      </p>
       <div>
         <button class="button primary" type="submit" disabled={busy}>
           Add URL
@@ -213,6 +270,7 @@ function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: Record<st
   const [type, setType] = useState<ConnectorType>('youtube');
   const [url, setUrl] = useState('');
   const [chosen, setChosen] = useState('');
+  const [refresh, setRefresh] = useState<Refresh>('weekly');
   const connector = CONNECTORS[type];
   const own = (connections.data ?? []).filter((c) => c.service === connector.service);
   // The server's own choice when none is named: the newest working connection.
@@ -222,7 +280,7 @@ function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: Record<st
   const stale = own.find((c) => c.id === connectionId)?.status === 'needs_reauth';
   const submit = (event: Event) => {
     event.preventDefault();
-    const body: Record<string, string> = { type, url };
+    const body: Record<string, string> = { type, url, refresh };
     if (own.length > 1) body.connection_id = connectionId;
     void onAdd(body).then((added) => added && setUrl(''));
   };
@@ -264,6 +322,7 @@ function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: Record<st
             </select>
           </label>
         )}
+        <RefreshSelect class="connector-refresh" value={refresh} onChange={setRefresh} />
         <div>
           <button class="button primary" type="submit" disabled={busy || missing}>
             Add source

@@ -1,0 +1,98 @@
+import t from 'tap';
+import { FakeSite, html } from '../ingest/fake-site.ts';
+import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
+import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { until } from '../support/until.ts';
+
+// `source add --refresh`, `source list`, `source show` and `source sync`: the CLI asks, a gateway syncs.
+const site = await new FakeSite().start();
+const gw = await startGateway({ CRAWL_ALLOW_PRIVATE: '1', SEARCH_ENGINE: 'in-process' });
+t.teardown(async () => {
+  await gw.stop();
+  await site.stop();
+});
+const env = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
+const ok = (args: string[]) => runCliJson(args, env);
+const DAY_MS = 24 * 3600_000;
+
+t.test('a url source with its schedule and syncs: add --refresh, list, show, sync', async (t) => {
+  site.routes.set('/', html('Home', '<main><h1>Home</h1><p>We ship worldwide within five days.</p></main>'));
+  const { user } = await scaleAccount(gw.app);
+  const bot = await gw.app.services.chatbots.create(user.id, { name: 'Docs' });
+  const added = await ok(['source', 'add', '--bot', bot.id, '--url', `${site.url}/`, '--refresh', 'daily', '--wait']);
+  t.same(added, {
+    id: added.id,
+    type: 'url',
+    title: 'Home',
+    url: `${site.url}/`,
+    status: 'done',
+    page_count: 1,
+    created_at: added.created_at,
+    chatbot_id: bot.id,
+    error: '',
+    refresh: 'daily',
+    last_sync: { at: added.last_sync.at, error: '', added: 1, changed: 0, removed: 0, unchanged: 0 },
+    next_sync_at: added.next_sync_at,
+  });
+  t.equal(Date.parse(added.next_sync_at) - Date.parse(added.last_sync.at), DAY_MS);
+  const text = await ok(['source', 'add', '--bot', bot.id, '--text', 'Boots are waterproof.', '--wait']);
+
+  const listed = await ok(['source', 'list', '--bot', bot.id]);
+  t.same(listed, [text, added], 'newest first; a text source has no schedule');
+  t.same(await ok(['source', 'show', '--source', added.id]), { ...added, progress: '' });
+
+  const synced = await ok(['source', 'sync', '--source', added.id]);
+  t.same(synced, { ...added, sync: 'queued' });
+  const after = await until(
+    async () => {
+      const shown = await ok(['source', 'show', '--source', added.id]);
+      return shown.last_sync.at > added.last_sync.at && shown.progress === '' && shown;
+    },
+    'the sync',
+    20_000,
+  );
+  t.same(after.last_sync, { at: after.last_sync.at, error: '', added: 0, changed: 0, removed: 0, unchanged: 1 });
+  t.equal(Date.parse(after.next_sync_at) - Date.parse(after.last_sync.at), DAY_MS);
+});
+
+t.test('what source list, show and sync refuse', async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await gw.app.services.chatbots.create(user.id, { name: 'Refusals' });
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--url', `${site.url}/`, '--refresh', 'hourly'], env),
+    failure('refresh must be one of: off, daily, weekly.'),
+  );
+  t.same(
+    await runCli(['source', 'add', '--bot', bot.id, '--text', 'x', '--refresh', 'daily'], env),
+    failure('source add: --refresh applies to url and connector sources'),
+  );
+  const text = await ok(['source', 'add', '--bot', bot.id, '--text', 'Boots are waterproof.', '--wait']);
+  t.same(
+    await runCli(['source', 'sync', '--source', text.id], env),
+    failure('Only url and connector sources are synced; upload a file or text again to change it.'),
+  );
+  t.same(await runCli(['source', 'list', '--bot', crypto.randomUUID()], env), failure('Chatbot not found.'));
+  t.same(await runCli(['source', 'show', '--source', crypto.randomUUID()], env), failure('Source not found.'));
+  t.same(await runCli(['source', 'sync', '--source', crypto.randomUUID()], env), failure('Source not found.'));
+});
+
+t.test("retrieve and delete go by the gateways' embedding space, not the CLI's EMBEDDINGS", async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await gw.app.services.chatbots.create(user.id, { name: 'Spaces' });
+  const source = await ok(['source', 'add', '--bot', bot.id, '--text', 'Boots are waterproof.', '--wait']);
+  const other = {
+    ...env,
+    EMBEDDINGS: 'openai:text-embedding-3-small',
+    OPENAI_API_KEY: 'sk-test',
+    SEARCH_ENGINE: 'in-process',
+  };
+  t.same(
+    await runCli(['retrieve', '--bot', bot.id, '--query', 'boots'], other),
+    failure(
+      "retrieve: the gateways embed in local-v2-384, this command in openai-text-embedding-3-small; run it with the gateways' EMBEDDINGS",
+    ),
+  );
+  t.same((await gw.app.retrieval.chunks.byIds(bot.id, [`${source.id}:0`]))[0]?.content, 'Boots are waterproof.');
+  t.same(await runCliJson(['source', 'delete', '--source', source.id], other), { id: source.id, deleted: true });
+  t.same(await gw.app.retrieval.chunks.byIds(bot.id, [`${source.id}:0`]), [undefined], 'the stored chunk is gone');
+});
