@@ -13,7 +13,6 @@ import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionClaim, IngestionQueue } from '../store/ingestion-queue.ts';
 import {
   isSyncable,
-  REFRESH_INTERVAL_MS,
   type Source,
   type SourceDocument,
   type SourceStore,
@@ -172,12 +171,7 @@ export class IngestionWorker {
   private async ended(source: Source, record: Omit<SyncRecord, 'at'>): Promise<void> {
     const current = (await this.deps.sources.find(source.id)) ?? source;
     const now = this.deps.clock.nowMicros();
-    if (current.refresh === '' || current.refresh === 'off') {
-      await this.deps.queue.cancelSync(source.chatbot_id, source.id);
-    } else {
-      const at = now + REFRESH_INTERVAL_MS[current.refresh] * 1000;
-      await this.deps.queue.scheduleSync(source.chatbot_id, source.id, at);
-    }
+    await this.deps.queue.scheduleByRefresh(source.chatbot_id, source.id, current.refresh, now);
     await this.deps.sources.recordSync(source, record, now);
   }
 

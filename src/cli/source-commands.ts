@@ -68,7 +68,7 @@ export function registerSourceCommands(program: Command): void {
     );
   source
     .command('sync')
-    .description('sync a url or connector source now (a gateway does it)')
+    .description('sync a url or connector source now, or ingest a failed source again (a gateway does it)')
     .requiredOption('--source <id>', 'source id')
     .action((opts: { source: string }) =>
       runCommand(async (s) => {

@@ -9,7 +9,6 @@ import type { Connection, ConnectionStore } from '../store/connection-store.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import {
   isSyncable,
-  REFRESH_INTERVAL_MS,
   REFRESH_SCHEDULES,
   type Refresh,
   type Source,
@@ -189,12 +188,8 @@ export class SourceIntake {
     const source = await this.sources.get(sourceId);
     if (!isSyncable(source.type)) throw new ValidationError(NOT_SYNCED);
     const refresh = refreshOf(value)!;
-    const updated = await this.sources.setRefresh(sourceId, refresh);
-    if (refresh === 'off') await this.queue.cancelSync(source.chatbot_id, source.id);
-    else {
-      const at = this.clock.nowMicros() + REFRESH_INTERVAL_MS[refresh] * 1000;
-      await this.queue.scheduleSync(source.chatbot_id, source.id, at);
-    }
+    const updated = await this.sources.setRefresh(source, refresh);
+    await this.queue.scheduleByRefresh(source.chatbot_id, source.id, refresh, this.clock.nowMicros());
     return updated;
   }
 

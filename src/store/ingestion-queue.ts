@@ -1,6 +1,7 @@
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import { REFRESH_INTERVAL_MS, type Refresh } from './source-store.ts';
 
 /** A source taken off the queue. `interrupted` counts earlier claims that never finished. */
 export interface IngestionClaim {
@@ -85,6 +86,20 @@ export class IngestionQueue {
   /** Schedules a source's next re-sync (replacing any earlier one). */
   async scheduleSync(chatbotId: string, sourceId: string, atMicros: number): Promise<void> {
     await this.redis.zAdd(this.keys.syncDue(), { score: atMicros, value: `${chatbotId}/${sourceId}` });
+  }
+
+  /**
+   * Schedules a source's next sync one `refresh` interval after `nowMicros`, or none when it is off
+   * (or the source is a file or text, `''`).
+   */
+  async scheduleByRefresh(
+    chatbotId: string,
+    sourceId: string,
+    refresh: Refresh | '',
+    nowMicros: number,
+  ): Promise<void> {
+    if (refresh === '' || refresh === 'off') await this.cancelSync(chatbotId, sourceId);
+    else await this.scheduleSync(chatbotId, sourceId, nowMicros + REFRESH_INTERVAL_MS[refresh] * 1000);
   }
 
   async cancelSync(chatbotId: string, sourceId: string): Promise<void> {

@@ -10,7 +10,7 @@ import type { RedisKeys } from './redis-keys.ts';
 export const SOURCE_TYPES = ['url', 'file', 'text', ...CONNECTOR_TYPES] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
-/** How often a url or connector source is synced again; file and text sources have nothing to sync ('' ). */
+/** How often a url or connector source is synced again (file and text sources have nothing to sync). */
 export const REFRESH_SCHEDULES = ['off', 'daily', 'weekly'] as const;
 export type Refresh = (typeof REFRESH_SCHEDULES)[number];
 
@@ -179,10 +179,8 @@ export class SourceStore {
     return this.get(sourceId);
   }
 
-  async setRefresh(sourceId: string, refresh: Refresh): Promise<Source> {
-    const source = await this.get(sourceId);
-    if (source.refresh === '') throw new ValidationError('Only url and connector sources are synced.');
-    await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), 'refresh', refresh);
+  async setRefresh(source: Source, refresh: Refresh): Promise<Source> {
+    await this.redis.hSet(this.keys.source(source.chatbot_id, source.id), 'refresh', refresh);
     return { ...source, refresh };
   }
 
