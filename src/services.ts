@@ -185,7 +185,13 @@ export function createServices(
     whatsapp,
     whatsappLinker,
     telegramConnector,
-    chatbotDeletion: new ChatbotDeletion({ chatbots, whatsapp: whatsappLinker, telegram: telegramConnector }),
+    chatbotDeletion: new ChatbotDeletion({
+      chatbots,
+      sources,
+      ingestion,
+      whatsapp: whatsappLinker,
+      telegram: telegramConnector,
+    }),
     keys,
     sessions,
     ownerAuth: new OwnerAuth({

@@ -1,16 +1,27 @@
 import type { TelegramConnector } from '../channels/telegram/connector.ts';
 import type { WhatsAppLinker } from '../channels/whatsapp/linker.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
+import type { IngestionQueue } from '../store/ingestion-queue.ts';
+import type { SourceStore } from '../store/source-store.ts';
+
+interface Deps {
+  chatbots: ChatbotStore;
+  sources: SourceStore;
+  ingestion: IngestionQueue;
+  whatsapp: WhatsAppLinker;
+  telegram: TelegramConnector;
+}
 
 /**
  * Deleting a chatbot, for the CLI and the dashboard alike: its messaging channels are disconnected
  * first (the WhatsApp device is logged out, the Telegram bot stops), because a deleted chatbot can no
- * longer be reached to unlink them; then the chatbot is soft-deleted.
+ * longer be reached to unlink them; its sources' scheduled syncs are cancelled (nobody can ask it
+ * anything any more); then the chatbot is soft-deleted.
  */
 export class ChatbotDeletion {
-  private readonly deps: { chatbots: ChatbotStore; whatsapp: WhatsAppLinker; telegram: TelegramConnector };
+  private readonly deps: Deps;
 
-  constructor(deps: { chatbots: ChatbotStore; whatsapp: WhatsAppLinker; telegram: TelegramConnector }) {
+  constructor(deps: Deps) {
     this.deps = deps;
   }
 
@@ -18,6 +29,9 @@ export class ChatbotDeletion {
     const chatbot = await this.deps.chatbots.get(chatbotId);
     await this.deps.whatsapp.disconnect(chatbot.id);
     await this.deps.telegram.disconnect(chatbot.id);
+    for (const source of await this.deps.sources.listForChatbot(chatbot.id)) {
+      await this.deps.ingestion.cancelSync(chatbot.id, source.id);
+    }
     await this.deps.chatbots.softDelete(chatbot.id);
   }
 }

@@ -378,3 +378,19 @@ t.test(
     t.equal(await redis.get(services.keys.embeddingSpace()), 'openai-fake-embed');
   },
 );
+
+t.test("deleting a source or its chatbot cancels the source's scheduled syncs", async (t) => {
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Gone' });
+  site.routes.clear();
+  site.routes.set('/', html('Gone', '<main><p>Soon deleted.</p></main>'));
+  const one = await services.intake.addUrl(bot.id, `${site.url}/`);
+  const two = await services.intake.addUrl(bot.id, `${site.url}/?two`);
+  for (const source of [one, two]) await syncedAfter(source.id, '');
+  t.ok(await services.ingestion.nextSync(bot.id, one.id));
+  await services.intake.remove(one.id, gw.app.retrieval.index);
+  t.equal(await services.ingestion.nextSync(bot.id, one.id), undefined);
+  t.ok(await services.ingestion.nextSync(bot.id, two.id));
+  await services.chatbotDeletion.delete(bot.id);
+  t.equal(await services.ingestion.nextSync(bot.id, two.id), undefined);
+});
