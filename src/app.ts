@@ -106,6 +106,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         embedder: retrieval.embedder,
         clock,
         logger,
+        chatbots: services.chatbots,
         connectors: new ConnectorReader({
           credentials: services.credentials,
           http: services.connectorHttp,

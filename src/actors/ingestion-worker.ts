@@ -6,7 +6,9 @@ import type { CrawlOptions } from '../ingest/crawl-options.ts';
 import { parseDocument } from '../ingest/document-parser.ts';
 import type { ParsedDocument } from '../ingest/parsed-document.ts';
 import { crawlSite } from '../ingest/site-crawler.ts';
+import { NotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ChunkRecord, UnembeddedChunk } from '../rag/chunk.ts';
 import type { Embedder } from '../rag/embedder.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
@@ -35,6 +37,8 @@ export interface IngestionDeps {
   crawl: Partial<CrawlOptions>;
   /** Reads connector sources (Drive, Notion, …). */
   connectors: ConnectorReader;
+  /** Whether a source's chatbot still exists (a deleted chatbot's sources are not synced). */
+  chatbots: Pick<ChatbotStore, 'get'>;
 }
 
 /**
@@ -59,6 +63,8 @@ interface ReadSource {
   title?: string;
   /** Recorded documents not read this time for a passing reason (a failed request, a crawl cut short): kept. */
   keep: string[];
+  /** Not all of the source was read: chunks of a source stored before documents were recorded stay too. */
+  partial?: boolean;
 }
 
 /** How a run changed a source's chunks. */
@@ -147,7 +153,7 @@ export class IngestionWorker {
     }, this.options.leaseMs / 3);
     renew.unref();
     try {
-      const source = await this.deps.sources.find(claim.sourceId);
+      const source = await this.live(claim.sourceId);
       if (!source) await this.deps.queue.cancelSync(claim.chatbotId, claim.sourceId);
       else if (claim.interrupted > this.options.maxInterruptions) {
         await this.fail(source, 'ingestion was interrupted repeatedly');
@@ -164,15 +170,38 @@ export class IngestionWorker {
     }
   }
 
+  /** A live source whose chatbot is live too; undefined when either was deleted. */
+  private async live(sourceId: string): Promise<Source | undefined> {
+    const source = await this.deps.sources.find(sourceId);
+    if (!source) return undefined;
+    try {
+      await this.deps.chatbots.get(source.chatbot_id);
+      return source;
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
   /**
-   * Ends a run: schedules the source's next sync by its refresh setting (none when off), then records
-   * how this one ended, so whoever sees the record sees the next sync too.
+   * Ends a run: schedules the source's next sync by its refresh setting (none when off), then writes
+   * how this one ended with the status it leaves (`outcome`, when it changes one), in one write, so
+   * whoever sees the status or the record sees the rest and the next sync too.
    */
-  private async ended(source: Source, record: Omit<SyncRecord, 'at'>): Promise<void> {
-    const current = (await this.deps.sources.find(source.id)) ?? source;
+  private async ended(
+    source: Source,
+    record: Omit<SyncRecord, 'at'>,
+    outcome?: Parameters<SourceStore['finishRun']>[3],
+  ): Promise<void> {
+    const current = await this.live(source.id);
+    // Deleted meanwhile (or its chatbot): no next sync, and nothing written to its record.
+    if (!current) {
+      await this.deps.queue.cancelSync(source.chatbot_id, source.id);
+      return;
+    }
     const now = this.deps.clock.nowMicros();
     await this.deps.queue.scheduleByRefresh(source.chatbot_id, source.id, current.refresh, now);
-    await this.deps.sources.recordSync(source, record, now);
+    await this.deps.sources.finishRun(source, record, now, outcome);
   }
 
   /**
@@ -189,24 +218,28 @@ export class IngestionWorker {
       const read = await this.read(source, previous, syncing, progress);
       if (!syncing) await this.deps.sources.setStatus(source.id, 'processing');
       const plan = await this.plan(source, read, previous, progress);
-      // A source deleted meanwhile must not come back into retrieval.
-      if (!(await this.deps.sources.find(source.id))) return;
+      // A source deleted meanwhile must not come back into retrieval: not before the write, nor
+      // by one that lands while it is deleted (its chunks are removed once more).
+      if (!(await this.live(source.id))) return;
       await this.deps.index.updateSource(source.chatbot_id, source.id, plan.upserts, plan.removals);
+      if (!(await this.live(source.id))) {
+        await this.deps.index.removeSource(source.chatbot_id, source.id);
+        return;
+      }
       if (isSyncable(source.type)) await this.deps.sources.setDocuments(source, plan.records);
       // A URL source is titled by its start page, a connector source by its folder, space or
       // document, unless the owner gave it a title.
       const title = source.title ? undefined : read.title;
-      // Recorded before the status says done, so whoever sees `done` sees this sync too.
-      await this.ended(source, { error: '', ...plan.counts });
-      await this.deps.sources.setStatus(source.id, 'done', { pageCount: read.pageCount, error: '', title });
-      await progress('');
+      // Pages and documents kept after a passing failure still count: their chunks are there.
+      const pageCount = read.pageCount + plan.records.size - read.items.length;
+      await this.ended(source, { error: '', ...plan.counts }, { status: 'done', pageCount, error: '', title });
       if (syncing) this.deps.logger.info({ source_id: source.id, ...plan.counts }, 'source synced');
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.deps.logger.warn({ source_id: source.id, reason, syncing }, syncing ? 'sync failed' : 'ingestion failed');
       // Deleted meanwhile: nothing to report. A failure to record it reaches `run`, whose lease
       // then lapses and another claim ingests the source again.
-      if (!(await this.deps.sources.find(source.id))) return;
+      if (!(await this.live(source.id))) return;
       await this.fail(source, reason);
     }
   }
@@ -221,10 +254,9 @@ export class IngestionWorker {
       await this.deps.index.removeSource(source.chatbot_id, source.id);
       await this.deps.sources.setDocuments(source, new Map());
     }
-    await this.ended(source, { error: reason, ...NOTHING_DONE });
-    if (source.status !== 'done') await this.deps.sources.setStatus(source.id, 'failed', { error: reason });
     // The progress line of the run (or of a process that died in it) ends here too.
-    await this.deps.sources.setProgress(source, '');
+    const outcome = source.status === 'done' ? undefined : { status: 'failed' as const, error: reason };
+    await this.ended(source, { error: reason, ...NOTHING_DONE }, outcome);
   }
 
   /** The documents of a source, and SPEC's page_count (pages indexed; 0 for single documents). */
@@ -286,18 +318,20 @@ export class IngestionWorker {
       });
     }
     for (const page of result.unchanged) {
-      // As recorded: its hash and chunk count are carried over by `plan`.
-      items.push({ id: page.url, url: page.url, record: previous.get(page.url)! });
+      // As recorded (its hash and chunk count are carried over by `plan`), with the sitemap's lastmod now.
+      items.push({ id: page.url, url: page.url, record: { ...previous.get(page.url)!, change_token: page.lastmod } });
     }
-    // A page that could not be read this time, or that a crawl cut short never reached, keeps its
-    // chunks; one the site says is gone (404, 410) or no longer links to is pruned.
-    const cutShort = result.endedBy === 'time-limit' || result.endedBy === 'aborted';
-    const passing = new Set(
-      result.errors.filter((e) => e.statusCode !== 404 && e.statusCode !== 410).map((e) => e.url),
-    );
-    const keep = [...previous.keys()].filter((url) => cutShort || passing.has(url));
+    // A page the site says is gone (404, 410) is pruned. One the crawl did not reach is pruned only
+    // when the crawl saw the whole site: after a passing failure (a sitemap or a page that answered
+    // 5xx or timed out, whose links were not followed) or a crawl cut short, it keeps its chunks.
+    const gone = new Set(result.errors.filter((e) => e.statusCode === 404 || e.statusCode === 410).map((e) => e.url));
+    const partial =
+      result.endedBy === 'time-limit' ||
+      result.endedBy === 'aborted' ||
+      result.errors.some((e) => e.statusCode !== 404 && e.statusCode !== 410);
+    const keep = partial ? [...previous.keys()].filter((url) => !gone.has(url)) : [];
     // Titled by the start page, read first (a sync finds the source titled already).
-    return { items, pageCount: kept, title: items[0]?.record.title, keep };
+    return { items, pageCount: kept, title: items[0]?.record.title, keep, partial };
   }
 
   private async readConnector(
@@ -378,7 +412,12 @@ export class IngestionWorker {
     for (const [id, record] of records) {
       for (const chunkId of chunkIds(id, record.chunks)) live.add(chunkId);
     }
-    const removals = (await this.deps.index.chunks.ids(source.chatbot_id, source.id)).filter((id) => !live.has(id));
+    // Chunks of sources stored before their documents were recorded (`{source}:{n}`) belong to no
+    // document: a read of the whole source replaces them, a partial one leaves them.
+    const unrecorded = new RegExp(`^${source.id}:\\d+$`);
+    const removals = (await this.deps.index.chunks.ids(source.chatbot_id, source.id)).filter(
+      (id) => !live.has(id) && !(read.partial && unrecorded.test(id)),
+    );
     return { upserts, removals, records, counts };
   }
 

@@ -62,15 +62,18 @@ interface Hop {
  * hand, at most `maxRedirects`, each hop checked the same way and against `allowRedirect`. A non-2xx
  * final status throws `FetchError` with `statusCode`; network failures, timeouts, oversized bodies
  * and refused redirects throw `FetchError` without; refused destinations `ForbiddenDestinationError`.
- * With `validators`, a 304 answer is returned (status 304, no body) instead of thrown.
+ * With `validators` (sent with the first request only, not to redirect targets), a 304 answer is
+ * returned (status 304, no body) instead of thrown.
  */
 export async function fetchResource(url: string, options: FetchOptions): Promise<FetchedResource> {
   let current = new URL(url);
   for (let redirects = 0; ; redirects += 1) {
-    const { location, ...hop } = await fetchHop(current, options);
+    // Validators belong to the URL they were recorded for: a redirect target is asked unconditionally.
+    const conditional = redirects === 0 ? options.validators : undefined;
+    const { location, ...hop } = await fetchHop(current, { ...options, validators: conditional });
     if (location === null) {
       if (hop.statusCode >= 200 && hop.statusCode < 300) return { url: current.href, ...hop };
-      if (hop.statusCode === 304 && options.validators) return { url: current.href, ...hop, body: null };
+      if (hop.statusCode === 304 && conditional) return { url: current.href, ...hop, body: null };
       throw new FetchError(current.href, `HTTP ${hop.statusCode}`, { statusCode: hop.statusCode });
     }
     if (redirects === options.maxRedirects) {

@@ -36,6 +36,8 @@ export interface PreviousPage {
 export interface UnchangedPage {
   url: string;
   depth: number;
+  /** Its sitemap `<lastmod>` now ('' when the sitemap gives none), to record in place of the old one. */
+  lastmod: string;
 }
 
 /** A page, sitemap or robots.txt that could not be fetched; the crawl goes on without it. */
@@ -216,12 +218,12 @@ class SiteCrawl {
     const before = this.hooks.previous?.(page.url);
     const lastmod = this.lastmod.get(page.url) ?? '';
     if (before && lastmod !== '' && before.lastmod === lastmod) {
-      this.keepUnchanged(page, before);
+      this.keepUnchanged(page, before, lastmod);
       return;
     }
     try {
       const resource = await this.fetch(page.url, 'page', before?.validators);
-      if (resource.statusCode === 304) this.keepUnchanged(page, before!);
+      if (resource.statusCode === 304) this.keepUnchanged(page, before!, lastmod);
       else this.keep(page, resource, lastmod);
     } catch (error) {
       // Requests cut short by the time limit or the caller are not the site's failures.
@@ -232,7 +234,7 @@ class SiteCrawl {
     }
   }
 
-  private keepUnchanged(page: QueuedPage, before: PreviousPage): void {
+  private keepUnchanged(page: QueuedPage, before: PreviousPage, lastmod: string): void {
     if (page.depth < this.settings.maxDepth) {
       for (const link of before.links) this.enqueue(link, page.depth + 1);
     }
@@ -240,7 +242,7 @@ class SiteCrawl {
       this.skipped += 1;
       return;
     }
-    this.unchanged.push({ url: page.url, depth: page.depth });
+    this.unchanged.push({ url: page.url, depth: page.depth, lastmod });
   }
 
   private keep(page: QueuedPage, resource: FetchedResource, lastmod: string): void {

@@ -31,20 +31,15 @@ export class RetrievalIndex {
    */
   async load(onBadSource: (chatbotId: string, sourceId: string, reason: string) => Promise<void>): Promise<number> {
     if (this.engine.name !== 'in-process') return 0;
-    const dimensions = this.dimensions!;
     const bad = new Map<string, { chatbotId: string; sourceId: string; reason: string }>();
     let count = 0;
     for await (const batch of this.chunks.all()) {
-      const good = batch.filter((chunk) => {
-        if (chunk.embedding.length === dimensions) return true;
-        const reason = `a stored chunk has ${chunk.embedding.length} dimensions, expected ${dimensions}; sync the source again`;
-        this.logger.error({ chunk_id: chunk.id, chatbot_id: chunk.chatbotId, reason }, 'stored chunk skipped');
+      const good = this.usable(batch, (chunk, reason) => {
         bad.set(`${chunk.chatbotId}/${chunk.sourceId}`, {
           chatbotId: chunk.chatbotId,
           sourceId: chunk.sourceId,
           reason,
         });
-        return false;
       });
       await this.engine.upsert(good);
       count += good.length;
@@ -92,12 +87,24 @@ export class RetrievalIndex {
     await this.announce(chatbotId, sourceId);
   }
 
-  /** Another process changed a source: reload it from Redis. */
+  /** Another process changed a source: reload it from Redis (a chunk of the wrong size skipped, as by `load`). */
   async reloadSource(chatbotId: string, sourceId: string): Promise<void> {
     if (this.engine.name !== 'in-process') return;
-    const chunks = await this.chunks.forSource(chatbotId, sourceId);
+    const chunks = this.usable(await this.chunks.forSource(chatbotId, sourceId), () => {});
     await this.engine.removeSource(chatbotId, sourceId);
     await this.engine.upsert(chunks);
+  }
+
+  /** The chunks whose embeddings have the space's dimensions; each other one logged and handed to `onBad`. */
+  private usable(chunks: ChunkRecord[], onBad: (chunk: ChunkRecord, reason: string) => void): ChunkRecord[] {
+    const dimensions = this.dimensions!;
+    return chunks.filter((chunk) => {
+      if (chunk.embedding.length === dimensions) return true;
+      const reason = `a stored chunk has ${chunk.embedding.length} dimensions, expected ${dimensions}; sync the source again`;
+      this.logger.error({ chunk_id: chunk.id, chatbot_id: chunk.chatbotId, reason }, 'stored chunk skipped');
+      onBad(chunk, reason);
+      return false;
+    });
   }
 
   private announce(chatbotId: string, sourceId: string): Promise<void> {

@@ -171,11 +171,7 @@ export class SourceStore {
     details: { pageCount?: number; error?: string; title?: string } = {},
   ): Promise<Source> {
     const source = await this.get(sourceId);
-    const fields: Record<string, string> = { status };
-    if (details.title !== undefined) fields.title = details.title.slice(0, 300);
-    if (details.pageCount !== undefined) fields.page_count = String(details.pageCount);
-    if (details.error !== undefined) fields.error = details.error;
-    await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), fields);
+    await this.redis.hSet(this.keys.source(source.chatbot_id, sourceId), statusFields(status, details));
     return this.get(sourceId);
   }
 
@@ -184,15 +180,25 @@ export class SourceStore {
     return { ...source, refresh };
   }
 
-  /** Records how a sync (or the first ingestion) ended, at `atMicros` (now by default). */
-  async recordSync(source: Source, record: Omit<SyncRecord, 'at'>, atMicros = this.clock.nowMicros()): Promise<void> {
+  /**
+   * Ends a run (a sync, or the first ingestion) in one write, so no reader sees half of it: how it
+   * ended at `atMicros`, the status it leaves (when it changes one) and an empty progress line.
+   */
+  async finishRun(
+    source: Source,
+    record: Omit<SyncRecord, 'at'>,
+    atMicros: number,
+    outcome?: { status: SourceStatus; pageCount?: number; error?: string; title?: string },
+  ): Promise<void> {
     await this.redis.hSet(this.keys.source(source.chatbot_id, source.id), {
+      ...(outcome ? statusFields(outcome.status, outcome) : {}),
       synced_at: String(atMicros),
       sync_error: record.error,
       sync_added: String(record.added),
       sync_changed: String(record.changed),
       sync_removed: String(record.removed),
       sync_unchanged: String(record.unchanged),
+      progress: '',
     });
   }
 
@@ -251,6 +257,17 @@ export class SourceStore {
     await this.redis.zRem(this.keys.sourcesOf(source.chatbot_id), sourceId);
     await this.redis.del(this.keys.sourceDocuments(source.chatbot_id, sourceId));
   }
+}
+
+function statusFields(
+  status: SourceStatus,
+  details: { pageCount?: number; error?: string; title?: string },
+): Record<string, string> {
+  const fields: Record<string, string> = { status };
+  if (details.title !== undefined) fields.title = details.title.slice(0, 300);
+  if (details.pageCount !== undefined) fields.page_count = String(details.pageCount);
+  if (details.error !== undefined) fields.error = details.error;
+  return fields;
 }
 
 function toSource(row: Record<string, string>): Source {

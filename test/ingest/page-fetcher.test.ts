@@ -159,3 +159,17 @@ t.test('a 2xx answer brings its validators; sent back, a 304 returns without a b
   const error = await fetchResource(`${site.url}/odd`, options).catch((caught: unknown) => caught);
   t.match(error, { message: 'HTTP 304', statusCode: 304 });
 });
+
+t.test('validators go with the first request only: a redirect target is asked unconditionally', async (t) => {
+  const asked: Array<string | undefined> = [];
+  site.routes.set('/moved', redirect('/older'));
+  site.routes.set('/older', (request) => {
+    asked.push(request.headers['if-modified-since']);
+    return request.headers['if-modified-since'] ? { status: 304 } : html('Older', 'the page it moved to');
+  });
+  const resource = await fetchResource(`${site.url}/moved`, {
+    ...options,
+    validators: { lastModified: 'Tue, 03 Nov 2026 10:00:00 GMT' },
+  });
+  t.same([resource.statusCode, resource.url, asked], [200, `${site.url}/older`, [undefined]]);
+});

@@ -57,7 +57,8 @@ async function syncedAfter(sourceId: string, after: string) {
     const source = await services.sources.get(sourceId);
     const state = await services.intake.syncState(source);
     const progress = await services.sources.progress(source);
-    return state && state.last_sync.at > after && progress === '' && { source, state };
+    const settled = source.status === 'done' || source.status === 'failed';
+    return settled && state && state.last_sync.at > after && progress === '' && { source, state };
   }, 'the sync');
 }
 
@@ -393,4 +394,96 @@ t.test("deleting a source or its chatbot cancels the source's scheduled syncs", 
   t.ok(await services.ingestion.nextSync(bot.id, two.id));
   await services.chatbotDeletion.delete(bot.id);
   t.equal(await services.ingestion.nextSync(bot.id, two.id), undefined);
+});
+
+t.test(
+  'after a passing failure nothing unreached is pruned; a 404 is; a 304 records the sitemap lastmod it came with',
+  async (t) => {
+    const own = await new FakeSite().start();
+    t.teardown(() => own.stop());
+    let sitemap: { status?: number; lastmod: string } = { lastmod: '2026-10-01' };
+    own.routes.set('/sitemap.xml', () =>
+      sitemap.status
+        ? { status: sitemap.status }
+        : {
+            headers: { 'content-type': 'application/xml' },
+            body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${own.url}/s1</loc><lastmod>${sitemap.lastmod}</lastmod></url><url><loc>${own.url}/s2</loc></url></urlset>`,
+          },
+    );
+    const withEtag = (etag: string, title: string, text: string) => (request: { headers: Record<string, unknown> }) =>
+      request.headers['if-none-match'] === etag
+        ? { status: 304 }
+        : { ...html(title, `<main><p>${text}</p></main>`), headers: { 'content-type': 'text/html', etag } };
+    own.routes.set('/', withEtag('"home"', 'Home', 'The home page links nowhere.'));
+    own.routes.set('/s1', withEtag('"s1"', 'One', 'Listed in the sitemap, first.'));
+    own.routes.set('/s2', html('Two', '<main><p>Listed in the sitemap, second.</p></main>'));
+    const { user } = await scaleAccount(gw.app);
+    const bot = await services.chatbots.create(user.id, { name: 'Partial' });
+    const added = await services.intake.addUrl(bot.id, `${own.url}/`);
+    const first = await syncedAfter(added.id, '');
+    t.equal(first.source.page_count, 3);
+    const before = await chunkTexts(first.source);
+    // A chunk stored before pages were recorded (`{source}:{n}`): a partial read leaves it.
+    const [sample] = await gw.app.retrieval.chunks.forSource(bot.id, added.id);
+    await gw.app.retrieval.chunks.save([{ ...sample!, id: `${added.id}:0`, content: 'From an older version.' }]);
+
+    sitemap = { status: 503, lastmod: '' };
+    now += 60_000_000;
+    await services.intake.syncNow(added.id);
+    const second = await syncedAfter(added.id, first.state.last_sync.at);
+    t.same(second.state.last_sync, {
+      at: second.state.last_sync.at,
+      error: '',
+      added: 0,
+      changed: 0,
+      removed: 0,
+      unchanged: 1,
+    });
+    t.equal(second.source.page_count, 3, 'the pages the sitemap leads to are kept and counted');
+    t.same(await chunkTexts(second.source), new Map([...before, [`${added.id}:0`, 'From an older version.']]));
+
+    sitemap = { lastmod: '2026-11-20' };
+    own.routes.set('/s2', { status: 404 });
+    own.requests.length = 0;
+    now += 60_000_000;
+    await services.intake.syncNow(added.id);
+    const third = await syncedAfter(added.id, second.state.last_sync.at);
+    t.same(third.state.last_sync, {
+      at: third.state.last_sync.at,
+      error: '',
+      added: 0,
+      changed: 0,
+      removed: 1,
+      unchanged: 2,
+    });
+    t.equal(third.source.page_count, 2);
+    t.same(
+      [...(await chunkTexts(third.source)).values()].sort(),
+      [...before.values()].filter((text) => !text.includes('second')).sort(),
+      'the 404 page and the unrecorded chunk are gone',
+    );
+    t.ok(own.paths.includes('/s1'), 'its lastmod changed: asked again (304)');
+
+    own.requests.length = 0;
+    now += 60_000_000;
+    await services.intake.syncNow(added.id);
+    await syncedAfter(added.id, third.state.last_sync.at);
+    t.notOk(own.paths.includes('/s1'), 'the lastmod the 304 came with was recorded');
+  },
+);
+
+t.test("a queued sync of a deleted chatbot's source does nothing and is not scheduled again", async (t) => {
+  const own = await new FakeSite().start();
+  t.teardown(() => own.stop());
+  own.routes.set('/', html('Deleted', '<main><p>Its chatbot goes.</p></main>'));
+  const { user } = await scaleAccount(gw.app);
+  const bot = await services.chatbots.create(user.id, { name: 'Deleted' });
+  const added = await services.intake.addUrl(bot.id, `${own.url}/`);
+  await syncedAfter(added.id, '');
+  await services.chatbotDeletion.delete(bot.id);
+  own.requests.length = 0;
+  await services.intake.syncNow(added.id);
+  await until(async () => (await services.ingestion.size()) === 0, 'the queue to empty');
+  t.same(own.paths, []);
+  t.equal(await services.ingestion.nextSync(bot.id, added.id), undefined);
 });
