@@ -30,7 +30,10 @@ export async function answerTurn(
   chat: ChatLine,
 ): Promise<void> {
   let typing: NodeJS.Timeout | undefined;
-  const showTyping = () => void chat.typing().catch(() => {});
+  // A typing indicator that fails is only cosmetic, and it is tried again every renewal: logged at
+  // debug level, it never holds up the turn.
+  const showTyping = () =>
+    void chat.typing().catch((error: unknown) => channel.logger.debug({ err: error }, 'typing indicator not shown'));
   const onTyping = () => {
     showTyping();
     typing ??= setInterval(showTyping, channel.typingRenewMs);

@@ -51,7 +51,8 @@ export class LeaseKeeper {
     clearInterval(this.timer);
   }
 
+  /** Lets go at once; if that fails (Redis unreachable), told to `onError`, and the lease lapses on its own. */
   async release(): Promise<void> {
-    await this.deps.release().catch(() => {});
+    await this.deps.release().catch((error: unknown) => this.deps.onError(error));
   }
 }

@@ -9,7 +9,8 @@ export class PerKeyQueue<K> {
   /** Queues `task` behind the key's earlier tasks; resolves or rejects as the task does. */
   run(key: K, task: () => Promise<void>): Promise<void> {
     const next = (this.tails.get(key) ?? Promise.resolve()).then(task);
-    const tail = next.catch(() => {});
+    // The chain goes on past a failed task; its rejection is not lost, `next` hands it to the caller.
+    const tail = next.catch(() => undefined);
     this.tails.set(key, tail);
     void tail.finally(() => {
       if (this.tails.get(key) === tail) this.tails.delete(key);

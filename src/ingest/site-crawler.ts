@@ -306,6 +306,7 @@ class SiteCrawl {
   private async politeDelay(): Promise<void> {
     const delay = Math.min(this.robots!.crawlDelayMs, this.settings.maxCrawlDelayMs);
     if (delay === 0 || this.endedBy) return;
+    // Rejects only when the crawl is stopped (abort): then there is nothing left to wait for.
     await sleep(delay, undefined, { signal: this.controller.signal }).catch(() => undefined);
   }
 

@@ -180,7 +180,9 @@ export class LinkedDevice {
     if (final || expired) {
       const reason = final ?? `the ${connection.phone ? 'pairing' : 'QR'} code was not used in time`;
       this.log().error({ reason }, 'whatsapp unlinked: link it again with `switchboard channel whatsapp`');
-      await this.deps.store.unlinked(this.chatbotId, reason).catch(() => {});
+      await this.deps.store
+        .unlinked(this.chatbotId, reason)
+        .catch((error: unknown) => this.log().error({ err: error }, 'whatsapp link state'));
       return;
     }
     // WhatsApp asks for a restart right after linking: reconnect at once, with the new creds.
@@ -208,7 +210,12 @@ export class LinkedDevice {
     this.socket = undefined;
     this.outbound = undefined;
     this.isOpen = false;
-    if (socket) void Promise.resolve(socket.end(undefined)).catch(() => {});
+    // Ending a socket that is already gone may fail; it is dropped either way, so that is only logged.
+    if (socket) {
+      void Promise.resolve(socket.end(undefined)).catch((error: unknown) =>
+        this.log().debug({ err: error }, 'whatsapp socket end'),
+      );
+    }
   }
 
   /** Wakes the sends waiting for the socket: it opened, or this process no longer runs it. */

@@ -104,7 +104,11 @@ export class WidgetAdapter implements SocketRoute {
     const chatbot = await this.deps.chatbots.get(chatbotId);
     if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
     const outbound = this.deps.outbound;
-    const onTyping = () => void outbound.push(chatbotId, sessionId, { type: 'typing' }).catch(() => {});
+    // A typing frame that cannot be pushed is only cosmetic: logged at debug level, the turn goes on.
+    const onTyping = () =>
+      void outbound
+        .push(chatbotId, sessionId, { type: 'typing' })
+        .catch((error: unknown) => this.deps.logger.debug({ err: error }, 'typing frame not pushed'));
     // Not awaited: the next frame (an escalation, say) must not wait for the LLM.
     void this.deps.router.send({ chatbot, sessionId, content, channel: 'embed', onTyping }).then(async (outcome) => {
       if (outcome.kind === 'failed') return this.fail(visitor, outcome.error);
