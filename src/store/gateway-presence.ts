@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import { ExpiringSet } from './expiring-set.ts';
 
 /**
  * What the gateway processes tell the CLI: that they are running (each says so every few seconds,
@@ -11,31 +12,26 @@ import type { RedisKeys } from './redis-keys.ts';
 export class GatewayPresence {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly members: ExpiringSet;
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
     this.redis = redis;
     this.keys = keys;
-    this.clock = clock;
+    this.members = new ExpiringSet(redis, clock);
   }
 
   /** This gateway is running for `ttlMs` more unless it says so again; lapsed ones are dropped. */
   async beat(gatewayId: string, ttlMs: number): Promise<void> {
-    const now = this.nowMs();
-    await this.redis
-      .multi()
-      .zRemRangeByScore(this.keys.gateways(), '-inf', now)
-      .zAdd(this.keys.gateways(), { score: now + ttlMs, value: gatewayId })
-      .exec();
+    await this.members.enter(this.keys.gateways(), gatewayId, ttlMs);
   }
 
   async leave(gatewayId: string): Promise<void> {
-    await this.redis.zRem(this.keys.gateways(), gatewayId);
+    await this.members.leave(this.keys.gateways(), gatewayId);
   }
 
   /** How many gateways are running now. */
   async running(): Promise<number> {
-    return this.redis.zCount(this.keys.gateways(), `(${this.nowMs()}`, '+inf');
+    return this.members.count(this.keys.gateways());
   }
 
   async publishUrl(publicUrl: string): Promise<void> {
@@ -45,9 +41,5 @@ export class GatewayPresence {
   /** The PUBLIC_URL the gateways published, if any did. */
   async publicUrl(): Promise<string | undefined> {
     return (await this.redis.get(this.keys.gatewayPublicUrl())) ?? undefined;
-  }
-
-  private nowMs(): number {
-    return Math.floor(this.clock.nowMicros() / 1000);
   }
 }
