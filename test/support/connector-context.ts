@@ -73,6 +73,40 @@ export function testConnectorContext(
   return { auth: options.auth, http, limits };
 }
 
+/** A context's options in a connector test: its tokens (default: one newly issued) and small limits. */
+export interface TestContextOptions {
+  tokens?: string[];
+  maxDocumentBytes?: number;
+  maxDocuments?: number;
+  waits?: number[];
+}
+
+/**
+ * What every connector test file sets up against its fake: `grant` issues a token (kept in `issued`),
+ * `context` drives the connector with `TestAuth` on those tokens (a revoked grant says `reconnect`),
+ * and `failure` keeps each error message in `messages`, so a file can check that none holds a token.
+ */
+export function connectorTestBed(options: {
+  issue: () => string;
+  reconnect: string;
+  baseUrls: Partial<ConnectorBaseUrls>;
+}) {
+  const issued: string[] = [];
+  const messages: string[] = [];
+  const grant = (): string => {
+    const token = options.issue();
+    issued.push(token);
+    return token;
+  };
+  const context = (contextOptions: TestContextOptions = {}): ConnectorContext & { auth: TestAuth } => {
+    const { tokens, ...limits } = contextOptions;
+    const auth = new TestAuth({ tokens: tokens ?? [grant()], reconnect: options.reconnect });
+    return { ...testConnectorContext({ ...limits, auth, baseUrls: options.baseUrls }), auth };
+  };
+  const failure = (promise: Promise<unknown>): Promise<Error> => failureOf(promise, messages);
+  return { issued, messages, grant, context, failure };
+}
+
 /** What `action` throws (the refusal a test expects), or what it returns when it throws nothing. */
 export function thrown(action: () => unknown): unknown {
   try {

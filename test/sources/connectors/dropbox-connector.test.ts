@@ -1,41 +1,19 @@
 import t from 'tap';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
-import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
+import type { ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { dropboxConnector } from '../../../src/sources/connectors/dropbox-connector.ts';
 import { FakeDropbox } from '../../fakes/fake-dropbox.ts';
-import { testConnectorContext, TestAuth, failureOf, assertRefused } from '../../support/connector-context.ts';
+import { assertRefused, connectorTestBed } from '../../support/connector-context.ts';
 
 const fake = await new FakeDropbox().start();
 t.teardown(() => fake.stop());
 
 /** Every access token handed out, and every error message a test saw: none may hold a token. */
-const issued: string[] = [];
-const messages: string[] = [];
-
-function grant(): string {
-  const token = fake.oauth.issueGrant().access_token;
-  issued.push(token);
-  return token;
-}
-
-function context(
-  options: { tokens?: string[]; maxDocumentBytes?: number; maxDocuments?: number; waits?: number[] } = {},
-): ConnectorContext & { auth: TestAuth } {
-  const { tokens, ...limits } = options;
-  const auth = new TestAuth({ tokens: tokens ?? [grant()], reconnect: 'Reconnect Dropbox.' });
-  return {
-    ...testConnectorContext({
-      ...limits,
-      auth,
-      baseUrls: { dropboxApi: fake.apiUrl, dropboxContent: fake.contentUrl },
-    }),
-    auth,
-  };
-}
-
-function failure(promise: Promise<unknown>): Promise<Error> {
-  return failureOf(promise, messages);
-}
+const { issued, messages, grant, context, failure } = connectorTestBed({
+  issue: () => fake.oauth.issueGrant().access_token,
+  reconnect: 'Reconnect Dropbox.',
+  baseUrls: { dropboxApi: fake.apiUrl, dropboxContent: fake.contentUrl },
+});
 
 /** The calls the fake received, as `host route arg`. */
 function calls(): [string, string, unknown][] {

@@ -2,35 +2,25 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import { ValidationError } from '../../../src/errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
-import type { ConnectorContext } from '../../../src/sources/connectors/connector.ts';
 import { gitbookConnector } from '../../../src/sources/connectors/gitbook-connector.ts';
 import { FakeGitBook, type FakeGitBookPage, type FakeGitBookSpace } from '../../fakes/fake-gitbook.ts';
-import { testConnectorContext, TestAuth, failureOf } from '../../support/connector-context.ts';
+import { connectorTestBed } from '../../support/connector-context.ts';
 
 const fake = await new FakeGitBook().start();
 t.teardown(() => fake.stop());
 
 /** Every token handed out, and every error message a test saw: none may hold a token. */
-const issued: string[] = [];
-const messages: string[] = [];
-
-function token(): string {
-  const issuedToken = fake.issueToken();
-  issued.push(issuedToken);
-  return issuedToken;
-}
-
-function context(
-  options: { tokens?: string[]; maxDocumentBytes?: number; maxDocuments?: number; waits?: number[] } = {},
-): ConnectorContext & { auth: TestAuth } {
-  const { tokens, ...limits } = options;
-  const auth = new TestAuth({ tokens: tokens ?? [token()], reconnect: 'Reconnect GitBook.' });
-  return { ...testConnectorContext({ ...limits, auth, baseUrls: { gitbook: fake.url } }), auth };
-}
-
-function failure(promise: Promise<unknown>): Promise<Error> {
-  return failureOf(promise, messages);
-}
+const {
+  issued,
+  messages,
+  grant: token,
+  context,
+  failure,
+} = connectorTestBed({
+  issue: () => fake.issueToken(),
+  reconnect: 'Reconnect GitBook.',
+  baseUrls: { gitbook: fake.url },
+});
 
 /** The calls the fake received, as `path query`. */
 function calls(): [string, Record<string, string>][] {

@@ -4,42 +4,20 @@ import { parseServiceAccountKey, serviceAccountToken } from '../../../src/connec
 import { InvalidGrantError, requestToken } from '../../../src/connections/token-endpoint.ts';
 import { ValidationError } from '../../../src/errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
-import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
+import type { ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { googleDriveConnector } from '../../../src/sources/connectors/google-drive-connector.ts';
 import { FakeGoogleDrive, type FakeDriveFile } from '../../fakes/fake-google-drive.ts';
-import { testConnectorContext, TestAuth, thrown, failureOf, assertRefused } from '../../support/connector-context.ts';
+import { thrown, assertRefused, connectorTestBed } from '../../support/connector-context.ts';
 
 const fake = await new FakeGoogleDrive().start();
 t.teardown(() => fake.stop());
 
 /** Every access token handed out, and every error message a test saw: none may hold a token. */
-const issued: string[] = [];
-const messages: string[] = [];
-
-function grant(): string {
-  const token = fake.oauth.issueGrant().access_token;
-  issued.push(token);
-  return token;
-}
-
-function context(
-  options: { tokens?: string[]; maxDocumentBytes?: number; maxDocuments?: number; waits?: number[] } = {},
-): ConnectorContext & { auth: TestAuth } {
-  const { tokens, ...limits } = options;
-  const auth = new TestAuth({ tokens: tokens ?? [grant()], reconnect: 'Reconnect Google Drive.' });
-  return {
-    ...testConnectorContext({
-      ...limits,
-      auth,
-      baseUrls: { google: `${fake.url}/`, googleToken: `${fake.url}/token` },
-    }),
-    auth,
-  };
-}
-
-function failure(promise: Promise<unknown>): Promise<Error> {
-  return failureOf(promise, messages);
-}
+const { issued, messages, grant, context, failure } = connectorTestBed({
+  issue: () => fake.oauth.issueGrant().access_token,
+  reconnect: 'Reconnect Google Drive.',
+  baseUrls: { google: `${fake.url}/`, googleToken: `${fake.url}/token` },
+});
 
 /** The API calls the fake received, as `method fileId-or-query`. */
 function calls(): [string, string][] {

@@ -1,35 +1,26 @@
 import t from 'tap';
 import { ValidationError } from '../../../src/errors.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
-import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
+import type { ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { notionConnector } from '../../../src/sources/connectors/notion-connector.ts';
 import { FakeNotion, type BlockSpec } from '../../fakes/fake-notion.ts';
-import { testConnectorContext, TestAuth, failureOf } from '../../support/connector-context.ts';
+import { connectorTestBed } from '../../support/connector-context.ts';
 
 const fake = await new FakeNotion().start();
 t.teardown(() => fake.stop());
 
 /** Every token handed out, and every error message a test saw: none may hold a token. */
-const issued: string[] = [];
-const messages: string[] = [];
-
-function token(): string {
-  const issuedToken = fake.issueToken();
-  issued.push(issuedToken);
-  return issuedToken;
-}
-
-function context(
-  options: { tokens?: string[]; maxDocumentBytes?: number; maxDocuments?: number; waits?: number[] } = {},
-): ConnectorContext & { auth: TestAuth } {
-  const { tokens, ...limits } = options;
-  const auth = new TestAuth({ tokens: tokens ?? [token()], reconnect: 'Reconnect Notion.' });
-  return { ...testConnectorContext({ ...limits, auth, baseUrls: { notion: fake.url } }), auth };
-}
-
-function failure(promise: Promise<unknown>): Promise<Error> {
-  return failureOf(promise, messages);
-}
+const {
+  issued,
+  messages,
+  grant: token,
+  context,
+  failure,
+} = connectorTestBed({
+  issue: () => fake.issueToken(),
+  reconnect: 'Reconnect Notion.',
+  baseUrls: { notion: fake.url },
+});
 
 /** The requests the fake received, as `route id [cursor]`. */
 function calls(): string[] {

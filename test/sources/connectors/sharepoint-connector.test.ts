@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ConnectorError, DocumentGoneError, ReconnectError } from '../../../src/sources/connectors/connector-errors.ts';
-import type { ConnectorContext, ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
+import type { ConnectorDocument } from '../../../src/sources/connectors/connector.ts';
 import { shareKey } from '../../../src/sources/connectors/graph-drive.ts';
 import { sharepointConnector } from '../../../src/sources/connectors/sharepoint-connector.ts';
 import {
@@ -9,36 +9,22 @@ import {
   type FakeGraphPage,
   type FakeGraphSite,
 } from '../../fakes/fake-microsoft-graph.ts';
-import { testConnectorContext, TestAuth, failureOf, assertRefused } from '../../support/connector-context.ts';
+import { assertRefused, connectorTestBed } from '../../support/connector-context.ts';
 
 const fake = await new FakeMicrosoftGraph().start();
 t.teardown(() => fake.stop());
 
 /** Every access token and download key handed out, and every error message a test saw. */
-const issued: string[] = [];
-const messages: string[] = [];
+const { issued, messages, grant, context, failure } = connectorTestBed({
+  issue: () => fake.oauth.issueGrant().access_token,
+  reconnect: 'Reconnect SharePoint.',
+  baseUrls: { graph: fake.graphUrl },
+});
+
 t.afterEach(() => {
   for (const request of fake.requests)
     issued.push(new URL(request.url, 'http://fake').searchParams.get('tempauth') ?? '');
 });
-
-function grant(): string {
-  const token = fake.oauth.issueGrant().access_token;
-  issued.push(token);
-  return token;
-}
-
-function context(
-  options: { tokens?: string[]; maxDocumentBytes?: number; maxDocuments?: number; waits?: number[] } = {},
-): ConnectorContext & { auth: TestAuth } {
-  const { tokens, ...limits } = options;
-  const auth = new TestAuth({ tokens: tokens ?? [grant()], reconnect: 'Reconnect SharePoint.' });
-  return { ...testConnectorContext({ ...limits, auth, baseUrls: { graph: fake.graphUrl } }), auth };
-}
-
-function failure(promise: Promise<unknown>): Promise<Error> {
-  return failureOf(promise, messages);
-}
 
 /** The requests the fake received, as `route url status`. */
 function calls(): [string, string, number][] {
