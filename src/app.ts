@@ -29,7 +29,15 @@ import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
 import type { Retriever } from './rag/retriever.ts';
 import { NotFoundError } from './errors.ts';
-import { openRetrieval, recordEmbeddingSpace, type Retrieval } from './rag/retrieval.ts';
+import { createEmbedder, openRetrieval, settleEmbeddingSpace } from './rag/retrieval.ts';
+import { ServedRetrieval } from './rag/served-retrieval.ts';
+import {
+  endAbandonedMigration,
+  SPACE_MIGRATION_OPTIONS,
+  SpaceMigration,
+  type SpaceMigrationOptions,
+} from './rag/space-migration.ts';
+import type { SpaceSetting } from './store/embedding-space-store.ts';
 import { routeSignal } from './signal-routing.ts';
 import { createServices, type Services } from './services.ts';
 import { openRedis, type RedisHandle } from './store/redis-client.ts';
@@ -43,7 +51,9 @@ export interface App {
   readonly services: Services;
   readonly router: ConversationRouter;
   readonly dispatcher: WebhookDispatcher;
-  readonly retrieval: Retrieval;
+  readonly retrieval: ServedRetrieval;
+  /** The re-embedding this gateway runs, when it was started with another EMBEDDINGS than the gateways serve. */
+  readonly migration: SpaceMigration | undefined;
   readonly ingestion: IngestionWorker;
   readonly sockets: SocketServer;
   readonly whatsapp: WhatsAppChannel;
@@ -62,6 +72,8 @@ export interface AppOptions {
   whatsappSockets?: WhatsAppSocketFactory;
   /** The first WhatsApp reconnect delay (tests shorten it). */
   whatsappReconnectMs?: number;
+  /** The re-embedding's lease, waits and batch (tests shorten them). */
+  spaceMigration?: Partial<SpaceMigrationOptions>;
 }
 
 /**
@@ -91,19 +103,39 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     stack.push(() => dispatcher.stop());
     services.relay.start();
     stack.push(() => services.relay.stop());
-    const retrieval = await openRetrieval(handle.redis, services.keys, config, services.signals, logger);
-    await recordEmbeddingSpace(handle.redis, services.keys, retrieval.embedder.space);
-    await retrieval.index.load(async (_chatbotId, sourceId, reason) => {
+    // Every gateway serves the recorded embedding space; one started with another EMBEDDINGS
+    // re-embeds into its own in the background (below) and switches them all when that is complete.
+    const gatewayId = randomUUID();
+    const { spaces } = services;
+    const wanted = { space: createEmbedder(config).space, embeddings: config.EMBEDDINGS };
+    const served = await settleEmbeddingSpace(spaces, config, wanted);
+    const onBadSource = async (_chatbotId: string, sourceId: string, reason: string) => {
       await services.sources.setStatus(sourceId, 'failed', { error: reason }).catch((error: unknown) => {
         if (!(error instanceof NotFoundError)) throw error;
       });
-    });
+    };
+    const open = async (setting: SpaceSetting) => {
+      const opened = await openRetrieval(
+        handle.redis,
+        services.keys,
+        { ...config, EMBEDDINGS: setting.embeddings },
+        services.signals,
+        logger,
+      );
+      await opened.index.load(onBadSource);
+      return opened;
+    };
+    const retrieval = new ServedRetrieval(
+      { open, serving: (space) => spaces.serving(gatewayId, space), logger },
+      await open(served),
+    );
+    await spaces.serving(gatewayId, retrieval.space);
+    stack.push(() => spaces.stopServing(gatewayId));
     const ingestion = ingestionWorkerFor(
       {
         queue: services.ingestion,
         sources: services.sources,
-        index: retrieval.index,
-        embedder: retrieval.embedder,
+        retrieval,
         clock,
         logger,
         chatbots: services.chatbots,
@@ -120,7 +152,6 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ingestion.start();
     stack.push(() => ingestion.stop());
     // Says this gateway is running, for the CLI's `source add --wait` (only gateways ingest).
-    const gatewayId = randomUUID();
     const beat = () => services.gateways.beat(gatewayId, GATEWAY_PRESENCE_TTL_MS);
     await beat();
     const beating = setInterval(() => {
@@ -137,9 +168,14 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     const server = createHttpServer(logger);
     const { sockets, widget, agents } = socketServer(services, router, handle, config, logger);
     const { telegram, whatsapp } = messagingChannels(services, router, config, options, logger);
-    const targets = { router, widget, agents, telegram, whatsapp, index: retrieval.index, logger };
+    const targets = { router, widget, agents, telegram, whatsapp, retrieval, logger };
     await services.signals.subscribe((signal) => routeSignal(signal, { ...targets, busId: services.signals.id }));
     stack.push(() => services.signals.stop());
+    // A switch announced before this gateway listened is not missed.
+    const active = await spaces.active();
+    if (active && active.space !== retrieval.space) await retrieval.serve(active);
+    const migration = await spaceMigration(services, handle, retrieval, wanted, config, options, clock, logger);
+    if (migration) stack.push(() => migration.stop());
     await telegram.start();
     stack.push(() => telegram.stop());
     await whatsapp.start();
@@ -172,6 +208,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       router,
       dispatcher,
       retrieval,
+      migration,
       ingestion,
       sockets,
       whatsapp,
@@ -189,7 +226,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
 /** The conversation actors' router, with everything a turn uses. */
 function conversationRouter(
   services: Services,
-  retrieval: Retrieval,
+  retrieval: ServedRetrieval,
   config: Config,
   options: AppOptions,
   clock: Clock,
@@ -199,7 +236,7 @@ function conversationRouter(
     {
       conversations: services.conversations,
       quota: services.quota,
-      retriever: options.retriever ?? retrieval.retriever,
+      retriever: options.retriever ?? retrieval,
       providers: options.providers ?? createLlmProviders(config),
       relay: services.relay,
       escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
@@ -215,6 +252,42 @@ function conversationRouter(
     },
     { idleMs: config.CONVERSATION_IDLE_MS, clock },
   );
+}
+
+/**
+ * The re-embedding this gateway runs when its `EMBEDDINGS` makes another space than the one served, or
+ * to end one whose gateway died between the switch and dropping the old chunks. A re-embedding no
+ * gateway works on any more is ended first.
+ */
+async function spaceMigration(
+  services: Services,
+  handle: RedisHandle,
+  retrieval: ServedRetrieval,
+  wanted: SpaceSetting,
+  config: Config,
+  options: AppOptions,
+  clock: Clock,
+  logger: Logger,
+): Promise<SpaceMigration | undefined> {
+  const deps = {
+    redis: handle.redis,
+    keys: services.keys,
+    store: services.spaces,
+    gateways: services.gateways,
+    embedderFor: (embeddings: string) => createEmbedder({ ...config, EMBEDDINGS: embeddings }),
+    switched: async (setting: SpaceSetting) => {
+      await retrieval.serve(setting);
+      await services.signals.publish({ kind: 'embedding-space', ...setting });
+    },
+    clock,
+    logger,
+  };
+  await endAbandonedMigration(deps, wanted.space);
+  const pending = await services.spaces.migration();
+  if (wanted.space === retrieval.space && !(pending?.phase === 'switched' && pending.to === wanted.space)) return;
+  const migration = new SpaceMigration(deps, { ...SPACE_MIGRATION_OPTIONS, ...options.spaceMigration });
+  migration.start(wanted);
+  return migration;
 }
 
 /** The websocket server with its two routes: the visitors' widget socket and the agents' socket. */

@@ -1,7 +1,7 @@
 import { startApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
-import { EmbeddingSpaceChangedError } from './rag/retrieval.ts';
+import { UnservableEmbeddingSpaceError } from './rag/retrieval.ts';
 import { ManagedRedisError } from './store/managed-redis.ts';
 import { RedisUnreachableError } from './store/redis-client.ts';
 
@@ -25,7 +25,7 @@ export async function serve(): Promise<void> {
     if (
       error instanceof ManagedRedisError ||
       error instanceof RedisUnreachableError ||
-      error instanceof EmbeddingSpaceChangedError
+      error instanceof UnservableEmbeddingSpaceError
     ) {
       process.stderr.write(`switchboard: ${error.message}\n`);
       process.exit(1);

@@ -37,6 +37,7 @@ import { PasswordStore } from './store/password-store.ts';
 import { SessionStore } from './store/session-store.ts';
 import { ConnectionStore } from './store/connection-store.ts';
 import { GatewayPresence } from './store/gateway-presence.ts';
+import { EmbeddingSpaceStore } from './store/embedding-space-store.ts';
 import { SecretKeyring } from './connections/secret-keyring.ts';
 import { ConnectionCredentials } from './connections/connection-credentials.ts';
 import { oauthClients, type OAuthClient } from './connections/oauth-clients.ts';
@@ -75,6 +76,8 @@ export interface Services {
   oauth: OAuthFlow;
   /** Which gateway processes are running, and the address they publish (for the CLI). */
   gateways: GatewayPresence;
+  /** The embedding space the gateways serve, and the re-embedding into another one. */
+  spaces: EmbeddingSpaceStore;
   /** How connectors and token requests reach services: SSRF guard, redirects, Retry-After. */
   connectorHttp: ConnectorHttp;
   leads: LeadStore;
@@ -177,6 +180,7 @@ export function createServices(
     oauth: new OAuthFlow({ redis, keys, connections, clients, clock, http: connectorHttp }),
     connectorHttp,
     gateways: new GatewayPresence(redis, keys, clock),
+    spaces: new EmbeddingSpaceStore(redis, keys),
     leads,
     leadCapture: new LeadCapture({ leads, relay, clock }),
     presence: new AgentPresence(redis, keys, clock),

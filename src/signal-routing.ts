@@ -4,7 +4,7 @@ import type { TelegramChannel } from './channels/telegram/adapter.ts';
 import type { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
 import type { WidgetOutbound } from './channels/widget/outbound.ts';
 import type { Logger } from './logger.ts';
-import type { RetrievalIndex } from './rag/retrieval-index.ts';
+import type { ServedRetrieval } from './rag/served-retrieval.ts';
 import type { ReceivedSignal } from './store/signal-bus.ts';
 
 /** The parts of one gateway process that signals from any process act on. */
@@ -14,7 +14,7 @@ export interface SignalTargets {
   agents: AgentHub;
   telegram: TelegramChannel;
   whatsapp: WhatsAppChannel;
-  index: RetrievalIndex;
+  retrieval: Pick<ServedRetrieval, 'index' | 'serve'>;
   /** This process's signal bus id: its own source-chunk announcements need no reload. */
   busId: string;
   logger: Logger;
@@ -23,7 +23,7 @@ export interface SignalTargets {
 /**
  * What a signal, published by any gateway or the CLI, does in this process: restart a channel, let a
  * live conversation actor reload, push to the visitor's and the agents' sockets held here, reload a
- * source into the in-process search index.
+ * source into the in-process search index, serve another embedding space.
  */
 export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
   switch (signal.kind) {
@@ -51,8 +51,13 @@ export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
       // This process's own index was updated before it announced the change: reloading it again
       // would be work done twice, and could race the write it announces.
       if (signal.origin === to.busId) return;
-      void to.index.reloadSource(signal.chatbot_id, signal.source_id).catch((error: unknown) => {
+      void to.retrieval.index.reloadSource(signal.chatbot_id, signal.source_id).catch((error: unknown) => {
         to.logger.error({ err: error }, 'could not reload a source into the search index');
+      });
+      return;
+    case 'embedding-space':
+      void to.retrieval.serve({ space: signal.space, embeddings: signal.embeddings }).catch((error: unknown) => {
+        to.logger.error({ err: error, space: signal.space }, 'could not switch to the new embedding space');
       });
   }
 }

@@ -2,6 +2,8 @@ import type { Chatbot } from './store/chatbot-store.ts';
 import type { Connection } from './store/connection-store.ts';
 import type { Source } from './store/source-store.ts';
 import type { SyncState } from './sources/source-intake.ts';
+import type { SpaceMigrationState, SpaceSetting } from './store/embedding-space-store.ts';
+import { formatTimestamp } from './timestamp.ts';
 
 /** SPEC's chatbot list view: exactly these fields. */
 export function chatbotListView(chatbot: Chatbot) {
@@ -53,4 +55,28 @@ export function connectionView(connection: Connection) {
 export function dashboardConnectionView(connection: Connection) {
   const { auth_kind, label, base_url } = connection;
   return { ...connectionView(connection), auth_kind, label, base_url };
+}
+
+/**
+ * The embedding space the gateways serve and the re-embedding into another one, if any (the last one,
+ * kept with how it ended), as `switchboard status` and the dashboard show them.
+ */
+export function embeddingStatusView(active: SpaceSetting | undefined, migration: SpaceMigrationState | undefined) {
+  return {
+    space: active?.space ?? null,
+    embeddings: active?.embeddings ?? null,
+    migration: migration
+      ? {
+          from: migration.from,
+          to: migration.to,
+          embeddings: migration.to_embeddings,
+          phase: migration.phase,
+          done: migration.done,
+          total: migration.total,
+          started_at: formatTimestamp(migration.started_at),
+          updated_at: formatTimestamp(migration.updated_at),
+          error: migration.error ?? null,
+        }
+      : null,
+  };
 }

@@ -9,7 +9,7 @@ import { crawlSite } from '../ingest/site-crawler.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
-import type { ChunkRecord, UnembeddedChunk } from '../rag/chunk.ts';
+import { embeddingText, type ChunkRecord, type UnembeddedChunk } from '../rag/chunk.ts';
 import type { Embedder } from '../rag/embedder.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionClaim, IngestionQueue } from '../store/ingestion-queue.ts';
@@ -30,8 +30,8 @@ const EMBED_BATCH = 64;
 export interface IngestionDeps {
   queue: IngestionQueue;
   sources: SourceStore;
-  index: RetrievalIndex;
-  embedder: Embedder;
+  /** The index and embedder of the space the gateway serves now (it changes when a re-embedding switches). */
+  retrieval: { readonly index: RetrievalIndex; readonly embedder: Embedder };
   clock: Clock;
   logger: Logger;
   crawl: Partial<CrawlOptions>;
@@ -221,9 +221,9 @@ export class IngestionWorker {
       // A source deleted meanwhile must not come back into retrieval: not before the write, nor
       // by one that lands while it is deleted (its chunks are removed once more).
       if (!(await this.live(source.id))) return;
-      await this.deps.index.updateSource(source.chatbot_id, source.id, plan.upserts, plan.removals);
+      await this.deps.retrieval.index.updateSource(source.chatbot_id, source.id, plan.upserts, plan.removals);
       if (!(await this.live(source.id))) {
-        await this.deps.index.removeSource(source.chatbot_id, source.id);
+        await this.deps.retrieval.index.removeSource(source.chatbot_id, source.id);
         return;
       }
       if (isSyncable(source.type)) await this.deps.sources.setDocuments(source, plan.records);
@@ -251,7 +251,7 @@ export class IngestionWorker {
    */
   private async fail(source: Source, reason: string): Promise<void> {
     if (source.status !== 'done') {
-      await this.deps.index.removeSource(source.chatbot_id, source.id);
+      await this.deps.retrieval.index.removeSource(source.chatbot_id, source.id);
       await this.deps.sources.setDocuments(source, new Map());
     }
     // The progress line of the run (or of a process that died in it) ends here too.
@@ -396,7 +396,7 @@ export class IngestionWorker {
       records.set(item.id, { ...item.record, hash: hash!, chunks: chunks.length });
       if (before) {
         counts.changed += 1;
-        const old = await this.deps.index.chunks.byIds(source.chatbot_id, chunkIds(item.id, before.chunks));
+        const old = await this.deps.retrieval.index.chunks.byIds(source.chatbot_id, chunkIds(item.id, before.chunks));
         for (const chunk of old) if (chunk) reusable.set(embeddingText(chunk), chunk.embedding);
       } else {
         counts.added += 1;
@@ -415,7 +415,7 @@ export class IngestionWorker {
     // Chunks of sources stored before their documents were recorded (`{source}:{n}`) belong to no
     // document: a read of the whole source replaces them, a partial one leaves them.
     const unrecorded = new RegExp(`^${source.id}:\\d+$`);
-    const removals = (await this.deps.index.chunks.ids(source.chatbot_id, source.id)).filter(
+    const removals = (await this.deps.retrieval.index.chunks.ids(source.chatbot_id, source.id)).filter(
       (id) => !live.has(id) && !(read.partial && unrecorded.test(id)),
     );
     return { upserts, removals, records, counts };
@@ -433,10 +433,10 @@ export class IngestionWorker {
     const out: ChunkRecord[] = [];
     const todo = chunks.filter((chunk) => !reusable.has(embeddingText(chunk)));
     const embedded = new Map<string, Float32Array>(reusable);
-    let dimensions = this.deps.index.dimensions;
+    let dimensions = this.deps.retrieval.index.dimensions;
     for (let i = 0; i < todo.length; i += EMBED_BATCH) {
       const texts = todo.slice(i, i + EMBED_BATCH).map(embeddingText);
-      const vectors = await this.deps.embedder.embed(texts);
+      const vectors = await this.deps.retrieval.embedder.embed(texts);
       if (vectors.length !== texts.length) {
         throw new Error(`the embedder returned ${vectors.length} vectors for ${texts.length} texts`);
       }
@@ -444,7 +444,7 @@ export class IngestionWorker {
         dimensions ??= vector.length;
         if (vector.length !== dimensions) {
           throw new Error(
-            `the embedder returned a vector of ${vector.length} dimensions; the embedding space ${this.deps.embedder.space} has ${dimensions}`,
+            `the embedder returned a vector of ${vector.length} dimensions; the embedding space ${this.deps.retrieval.embedder.space} has ${dimensions}`,
           );
         }
         embedded.set(texts[j]!, vector);
@@ -458,11 +458,6 @@ export class IngestionWorker {
 
 /** What a failed sync did. */
 const NOTHING_DONE = { added: 0, changed: 0, removed: 0, unchanged: 0 };
-
-/** The text a chunk is embedded from. */
-function embeddingText(chunk: Pick<UnembeddedChunk, 'title' | 'content'>): string {
-  return chunk.title ? `${chunk.title}\n${chunk.content}` : chunk.content;
-}
 
 /** SHA-256 of a parsed document: the same hash means the same chunks. */
 function contentHash(doc: ParsedDocument): string {

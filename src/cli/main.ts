@@ -7,6 +7,7 @@ import { registerConnectionCommands } from './connection-commands.ts';
 import { registerConversationCommands } from './conversation-commands.ts';
 import { registerLeadCommands } from './lead-commands.ts';
 import { registerSourceCommands } from './source-commands.ts';
+import { registerStatusCommand } from './status-command.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 
 /** The operator CLI (DESIGN.md): one JSON value on stdout and exit 0, or one line on stderr and exit 1. */
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerLeadCommands(program);
   registerAgentCommands(program);
   registerChannelCommands(program);
+  registerStatusCommand(program);
   return program;
 }
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { openRetrieval, recordedEmbeddingSpace } from '../rag/retrieval.ts';
+import { openRetrieval } from '../rag/retrieval.ts';
 import { ChunkStore } from '../store/chunk-store.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
 import type { Services } from '../services.ts';
@@ -83,7 +83,7 @@ export function registerSourceCommands(program: Command): void {
       runCommand(async (s, context) => {
         // The chunks are where the gateways stored them, whatever this process's EMBEDDINGS says
         // (none when no gateway has started); gateways drop them from their indexes on the signal.
-        const space = await recordedEmbeddingSpace(context.redis, s.keys);
+        const space = (await s.spaces.active())?.space;
         const removal = {
           removeSource: async (chatbotId: string, sourceId: string) => {
             if (space !== undefined)
@@ -104,13 +104,10 @@ export function registerSourceCommands(program: Command): void {
     .action((opts: { bot: string; query: string; k: string }) =>
       runCommand(async (s, context) => {
         await s.chatbots.get(opts.bot);
-        const retrieval = await openRetrieval(context.redis, s.keys, context.config, s.signals, context.logger);
-        const space = await recordedEmbeddingSpace(context.redis, s.keys);
-        if (space !== undefined && space !== retrieval.embedder.space) {
-          throw new CliError(
-            `retrieve: the gateways embed in ${space}, this command in ${retrieval.embedder.space}; run it with the gateways' EMBEDDINGS`,
-          );
-        }
+        // The question is embedded into the space the gateways serve, whatever this process's EMBEDDINGS says.
+        const served = await s.spaces.active();
+        const config = served ? { ...context.config, EMBEDDINGS: served.embeddings } : context.config;
+        const retrieval = await openRetrieval(context.redis, s.keys, config, s.signals, context.logger);
         if (retrieval.engine.name === 'in-process') {
           for await (const batch of retrieval.chunks.all()) {
             await retrieval.engine.upsert(batch.filter((chunk) => chunk.chatbotId === opts.bot));

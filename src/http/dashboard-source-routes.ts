@@ -4,7 +4,7 @@ import { DASHBOARD_CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
 import type { Source } from '../store/source-store.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
-import { operatorSourceSyncView } from '../views.ts';
+import { embeddingStatusView, operatorSourceSyncView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
 import { optionalString, requiredString } from './dashboard-body.ts';
 import { jsonBody, readBody, type JsonRequest } from './json-body.ts';
@@ -17,7 +17,8 @@ const FILENAME_HEADER = 'x-filename';
  * ingested), adding text or a URL, uploading a file (the raw bytes as the body, the name in
  * `X-Filename`, at most 20 MB), deleting one, a url or connector source's re-sync schedule
  * (`refresh`) and "Sync now", and `retrieve` (what the chatbot would find for a question, as the
- * CLI's `retrieve` shows it). Each source comes with its syncs (see `operatorSourceSyncView`).
+ * CLI's `retrieve` shows it), and the re-embedding of every source into a new embedding space when
+ * one is under way (`knowledge`). Each source comes with its syncs (see `operatorSourceSyncView`).
  */
 export function registerDashboardSourceRoutes(server: Server, api: DashboardApi): void {
   const { services, owned, auth, chatbot: ownedChatbot } = api;
@@ -81,6 +82,12 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     const k = Math.min(Math.max(Number(query.get('k')) || 10, 1), 50);
     const hits = await api.retrieval.retriever.search(chatbotOf(req).id, question, k);
     res.send(200, retrievalView(api.retrieval.engine.name, hits));
+  });
+
+  // The deployment's embedding space and a re-embedding under way: sources added meanwhile wait for it.
+  server.get(`${DASHBOARD_API}/knowledge`, auth, async (_req: Request, res: Response) => {
+    const [active, migration] = await Promise.all([services.spaces.active(), services.spaces.migration()]);
+    res.send(200, embeddingStatusView(active, migration));
   });
 
   server.del(`${DASHBOARD_API}/sources/:source_id`, auth, ownedSource, async (req: Request, res: Response) => {

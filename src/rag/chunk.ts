@@ -15,3 +15,8 @@ export interface ChunkRecord {
 
 /** A chunk before it is embedded. */
 export type UnembeddedChunk = Omit<ChunkRecord, 'embedding'>;
+
+/** The text a chunk is embedded from (at ingestion and when re-embedded into another space). */
+export function embeddingText(chunk: Pick<ChunkRecord, 'title' | 'content'>): string {
+  return chunk.title ? `${chunk.title}\n${chunk.content}` : chunk.content;
+}

@@ -4,6 +4,7 @@ import { ChunkStore } from '../store/chunk-store.ts';
 import type { RedisClient } from '../store/redis-client.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
 import type { SignalBus } from '../store/signal-bus.ts';
+import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space-store.ts';
 import type { Embedder } from './embedder.ts';
 import { HybridRetriever } from './hybrid-retriever.ts';
 import { InProcessSearchEngine } from './in-process-search-engine.ts';
@@ -93,30 +94,35 @@ export async function openRetrieval(
   return { embedder, engine, chunks, index, retriever: new HybridRetriever(embedder, engine) };
 }
 
-/** A gateway configured with another embedding space than the one the stored chunks are in. */
-export class EmbeddingSpaceChangedError extends Error {
-  override name = 'EmbeddingSpaceChangedError';
+/** The stored chunks are in a space this version cannot embed queries into (so cannot serve). */
+export class UnservableEmbeddingSpaceError extends Error {
+  override name = 'UnservableEmbeddingSpaceError';
 }
 
 /**
- * Records the embedding space a gateway stores chunks in (the CLI follows it, never its own
- * EMBEDDINGS). Chunks stored in another space are never silently left out of retrieval: until
- * re-embedding them is built, a gateway with another space refuses to start while they exist.
+ * The space a starting gateway serves: the recorded one (recording its own when none is), so that
+ * every gateway answers from the same chunks. When the gateway's own `EMBEDDINGS` makes another space,
+ * it keeps serving the recorded one and re-embeds into its own in the background (SpaceMigration).
  */
-export async function recordEmbeddingSpace(redis: RedisClient, keys: RedisKeys, space: string): Promise<void> {
-  const recorded = await recordedEmbeddingSpace(redis, keys);
-  if (recorded !== undefined && recorded !== space && (await new ChunkStore(redis, keys, recorded).any())) {
-    throw new EmbeddingSpaceChangedError(
-      `EMBEDDINGS gives the embedding space ${space}, but the stored chunks are in ${recorded}; ` +
-        `re-embedding them is not supported yet, so start with the EMBEDDINGS of ${recorded}`,
+export async function settleEmbeddingSpace(
+  store: EmbeddingSpaceStore,
+  config: Config,
+  wanted: SpaceSetting,
+): Promise<SpaceSetting> {
+  const active = await store.active();
+  if (active === undefined || active.space === wanted.space) {
+    if (active?.embeddings !== wanted.embeddings) await store.record(wanted);
+    return wanted;
+  }
+  await store.record(active); // (the same setting; a legacy record moves to where it is kept now)
+  const served = createEmbedder({ ...config, EMBEDDINGS: active.embeddings }).space;
+  if (served !== active.space) {
+    throw new UnservableEmbeddingSpaceError(
+      `the stored chunks are in the embedding space ${active.space}, which this version cannot embed questions into ` +
+        `(EMBEDDINGS=${active.embeddings} makes ${served}); start a gateway of the version that stored them to re-embed them`,
     );
   }
-  await redis.set(keys.embeddingSpace(), space);
-}
-
-/** The embedding space the gateways store chunks in, if one has started. */
-export async function recordedEmbeddingSpace(redis: RedisClient, keys: RedisKeys): Promise<string | undefined> {
-  return (await redis.get(keys.embeddingSpace())) ?? undefined;
+  return active;
 }
 
 /** Whether the server has the query engine, and whether it has FT.HYBRID (Redis ≥ 8.4). */
@@ -131,7 +137,8 @@ export async function probeQueryEngine(redis: RedisClient): Promise<{ hybrid: bo
   return { hybrid: major > 8 || (major === 8 && minor >= 4) };
 }
 
-async function dimensionsOf(embedder: Embedder): Promise<number> {
+/** The length of the embedder's vectors (known for well-known models, else asked of it once). */
+export async function dimensionsOf(embedder: Embedder): Promise<number> {
   if (embedder.dimensions > 0) return embedder.dimensions;
   const model = embedder.space.slice(embedder.space.indexOf('-') + 1).split(':')[0]!;
   const known = KNOWN_DIMENSIONS[model];

@@ -2,6 +2,7 @@ import { RESP_TYPES } from 'redis';
 import type { ChunkRecord } from '../rag/chunk.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import { otherSpace } from './embedding-space-store.ts';
 
 /**
  * Chunk records in Redis: one hash per chunk (the documents the Redis query engine indexes, and what
@@ -28,27 +29,72 @@ export class ChunkStore {
   async save(chunks: ChunkRecord[]): Promise<void> {
     await Promise.all(
       chunks.map(async (chunk) => {
-        await this.redis.hSet(this.keys.chunk(this.space, chunk.chatbotId, chunk.id), {
-          chatbot_id: chunk.chatbotId,
-          source_id: chunk.sourceId,
-          position: String(chunk.position),
-          title: chunk.title,
-          url: chunk.url,
-          content: chunk.content,
-          embedding: float32Bytes(chunk.embedding),
-        });
+        await this.write(chunk);
         await this.redis.sAdd(this.keys.sourceChunks(chunk.chatbotId, chunk.sourceId), chunk.id);
       }),
     );
   }
 
-  /** Deletes every chunk of a source; returns how many there were. */
+  /**
+   * Writes chunks re-embedded from another space under the ids they have there: the ids a source's
+   * chunks set holds are the same in every space, so it is not touched (a source removed meanwhile
+   * stays removed; its copies are swept before the switch).
+   */
+  async copy(chunks: ChunkRecord[]): Promise<void> {
+    await Promise.all(chunks.map((chunk) => this.write(chunk)));
+  }
+
+  /**
+   * Deletes every chunk of a source; returns how many there were. While a re-embedding is under way
+   * the source's chunks in the other space go too, so a removed source never comes back with a switch.
+   */
   async removeSource(chatbotId: string, sourceId: string): Promise<number> {
     const setKey = this.keys.sourceChunks(chatbotId, sourceId);
     const ids = await this.redis.sMembers(setKey);
-    if (ids.length > 0) await this.redis.del(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
+    const other = await otherSpace(this.redis, this.keys, this.space);
+    for (const space of other === undefined ? [this.space] : [this.space, other]) {
+      if (ids.length > 0) await this.redis.del(ids.map((id) => this.keys.chunk(space, chatbotId, id)));
+    }
     await this.redis.del(setKey);
     return ids.length;
+  }
+
+  /** Deletes every chunk of this space (the old space once a re-embedding has switched); returns how many. */
+  async drop(batchSize = 500): Promise<number> {
+    let count = 0;
+    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+      if (keys.length === 0) continue;
+      // One DEL per key: in a Redis Cluster the chunks of different chatbots are in different slots.
+      await Promise.all(keys.map((key) => this.redis.del(key)));
+      count += keys.length;
+    }
+    return count;
+  }
+
+  /** How many chunks this space holds. */
+  async count(batchSize = 1000): Promise<number> {
+    let count = 0;
+    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+      count += keys.length;
+    }
+    return count;
+  }
+
+  /** The key of a chunk of this space. */
+  keyOf(chunk: Pick<ChunkRecord, 'chatbotId' | 'id'>): string {
+    return this.keys.chunk(this.space, chunk.chatbotId, chunk.id);
+  }
+
+  private async write(chunk: ChunkRecord): Promise<void> {
+    await this.redis.hSet(this.keyOf(chunk), {
+      chatbot_id: chunk.chatbotId,
+      source_id: chunk.sourceId,
+      position: String(chunk.position),
+      title: chunk.title,
+      url: chunk.url,
+      content: chunk.content,
+      embedding: float32Bytes(chunk.embedding),
+    });
   }
 
   /** The ids of a source's chunks. */

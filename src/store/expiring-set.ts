@@ -36,6 +36,11 @@ export class ExpiringSet {
     return this.redis.zCount(key, `(${this.nowMs()}`, '+inf');
   }
 
+  /** The members that count now. */
+  async members(key: string): Promise<string[]> {
+    return this.redis.zRangeByScore(key, `(${this.nowMs()}`, '+inf');
+  }
+
   private nowMs(): number {
     return Math.floor(this.clock.nowMicros() / 1000);
   }

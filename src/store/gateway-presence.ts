@@ -34,6 +34,11 @@ export class GatewayPresence {
     return this.members.count(this.keys.gateways());
   }
 
+  /** The ids of the gateways running now. */
+  async ids(): Promise<string[]> {
+    return this.members.members(this.keys.gateways());
+  }
+
   async publishUrl(publicUrl: string): Promise<void> {
     await this.redis.set(this.keys.gatewayPublicUrl(), publicUrl);
   }

@@ -10,16 +10,18 @@ export interface IngestionClaim {
   interrupted: number;
 }
 
-// KEYS: queue, leases. ARGV: now µs, limit, lease until µs.
+// KEYS: queue, leases, paused. ARGV: now µs, limit, lease until µs.
 // Expired leases (a process died mid-ingestion) go back to the head of the queue first, then up to
-// `limit` queued sources are leased. Each claim counts an attempt, so a source that keeps killing its
-// worker can be failed instead of retried for ever.
+// `limit` queued sources are leased - none while ingestion is paused (a re-embedding copies chunks).
+// Each claim counts an attempt, so a source that keeps killing its worker can be failed instead of
+// retried for ever.
 const CLAIM = new LuaScript(`
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 for _, member in ipairs(expired) do
   redis.call('ZREM', KEYS[2], member)
   redis.call('ZADD', KEYS[1], 0, member)
 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
 local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 local out = {}
 for _, member in ipairs(members) do
@@ -31,8 +33,9 @@ end
 return out
 `);
 
-// KEYS: queue, leases. ARGV: member, lease until µs. Leases one specific queued source.
+// KEYS: queue, leases, paused. ARGV: member, lease until µs. Leases one specific queued source.
 const CLAIM_ONE = new LuaScript(`
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return redis.call('HINCRBY', KEYS[1] .. ':attempts', ARGV[1], 1) - 1
@@ -140,13 +143,13 @@ export class IngestionQueue {
   async claim(limit: number, nowMicros: number, leaseMs: number): Promise<IngestionClaim[]> {
     const rows = (await CLAIM.run(
       this.redis,
-      [this.keys.ingestQueue(), this.keys.ingestLeases()],
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused()],
       [nowMicros, limit, nowMicros + leaseMs * 1000],
     )) as Array<[string, number]>;
     return rows.map(([member, interrupted]) => ({ ...split(member), interrupted }));
   }
 
-  /** Leases one particular queued source; undefined when another process has it already. */
+  /** Leases one particular queued source; undefined when another process has it already or ingestion is paused. */
   async claimOne(
     chatbotId: string,
     sourceId: string,
@@ -155,7 +158,7 @@ export class IngestionQueue {
   ): Promise<IngestionClaim | undefined> {
     const interrupted = (await CLAIM_ONE.run(
       this.redis,
-      [this.keys.ingestQueue(), this.keys.ingestLeases()],
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused()],
       [`${chatbotId}/${sourceId}`, nowMicros + leaseMs * 1000],
     )) as number;
     return interrupted < 0 ? undefined : { chatbotId, sourceId, interrupted };
@@ -187,6 +190,17 @@ export class IngestionQueue {
       .zCard(this.keys.ingestLeases())
       .exec()) as unknown as [number, number];
     return queued + leased;
+  }
+
+  /** Sources waiting, sources being ingested under a live lease, and whether ingestion is paused. */
+  async state(nowMicros: number): Promise<{ queued: number; running: number; paused: boolean }> {
+    const [queued, running, paused] = (await this.redis
+      .multi()
+      .zCard(this.keys.ingestQueue())
+      .zCount(this.keys.ingestLeases(), `(${nowMicros}`, '+inf')
+      .exists(this.keys.ingestPaused())
+      .exec()) as unknown as [number, number, number];
+    return { queued, running, paused: paused === 1 };
   }
 }
 

@@ -169,9 +169,29 @@ export class RedisKeys {
   sourceChunks(chatbotId: string, sourceId: string): string {
     return `${this.prefix}{b:${chatbotId}}:source:${sourceId}:chunks`;
   }
-  /** The embedding space the gateways store chunks in (set by each gateway as it starts). */
-  embeddingSpace(): string {
+  /** Before the space and its EMBEDDINGS were kept together: the space alone (read once, then moved). */
+  legacyEmbeddingSpace(): string {
     return `${this.prefix}embedding-space`;
+  }
+  /** The embedding space the gateways serve: `space` and the `embeddings` setting that makes it. */
+  embeddingSpace(): string {
+    return `${this.prefix}{ingest}:space`;
+  }
+  /** The re-embedding into another space: its target, phase and progress (kept when it ends). */
+  spaceMigration(): string {
+    return `${this.prefix}{ingest}:migration`;
+  }
+  /** Which gateway runs the re-embedding (a lease). */
+  spaceMigrationLease(): string {
+    return `${this.prefix}{ingest}:migration-lease`;
+  }
+  /** Set while sources must not be ingested (a re-embedding is copying), with the lease's expiry. */
+  ingestPaused(): string {
+    return `${this.prefix}{ingest}:paused`;
+  }
+  /** The embedding space each gateway serves, by gateway id. */
+  servedSpaces(): string {
+    return `${this.prefix}{ingest}:served`;
   }
   /** The search index of one embedding space. */
   searchIndex(space: string): string {

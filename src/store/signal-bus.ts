@@ -22,7 +22,9 @@ export type Signal =
   /** A source's chunks were written or removed: in-process search indexes reload them. */
   | { kind: 'source-chunks'; chatbot_id: string; source_id: string }
   /** A chatbot's messaging channel was connected, changed or removed: gateways restart its bot. */
-  | { kind: 'channel'; chatbot_id: string; channel: 'telegram' | 'whatsapp' };
+  | { kind: 'channel'; chatbot_id: string; channel: 'telegram' | 'whatsapp' }
+  /** A re-embedding switched the served embedding space: gateways load it and answer from it. */
+  | { kind: 'embedding-space'; space: string; embeddings: string };
 
 /** A received signal, with the bus that published it. */
 export type ReceivedSignal = Signal & { origin: string };

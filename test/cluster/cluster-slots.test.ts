@@ -3,6 +3,7 @@ import t from 'tap';
 import { LuaScript } from '../../src/store/lua-script.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { FakeWhatsApp, textMessage } from '../fakes/fake-whatsapp.ts';
+import { FakeOpenAiEmbeddings } from '../fakes/fake-openai-embeddings.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -162,6 +163,25 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   await s.apiKeys.revoke(owner.id, key.id);
   stopped = true;
   await app.stop();
+  // A gateway with another EMBEDDINGS re-embeds the stored chunks, switches and drops the old ones.
+  const embeddings = await new FakeOpenAiEmbeddings().start();
+  const mover = await startApp(
+    loadConfig({
+      REDIS_URL: redis.url,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      EMBEDDINGS: 'openai:fake-embed',
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: embeddings.url,
+    }),
+    createLogger('silent'),
+    { shutdownGraceMs: 500, spaceMigration: { pollMs: 20 } },
+  );
+  await mover.migration!.ended();
+  t.match(await mover.services.spaces.migration(), { to: 'openai-fake-embed', phase: 'done' });
+  await mover.stop();
+  await embeddings.stop();
 
   const seen = new Set(monitor.groups.filter((group) => group.kind === 'script').map((group) => group.script));
   const missed = LuaScript.all.filter((script) => !seen.has(script.sha1) && !seen.has(script.source));

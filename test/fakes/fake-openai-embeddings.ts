@@ -14,6 +14,10 @@ export class FakeOpenAiEmbeddings {
   readonly inputs: string[] = [];
   /** The vector length answered (the local embedder's 384 unless changed). */
   dimensions = 384;
+  /** Whether a request is refused with OpenAI's 400 `invalid_request_error` (none unless replaced). */
+  refuses: (model: string, texts: string[]) => boolean = () => false;
+  /** The vector length answered for a request (`dimensions` unless replaced). */
+  sizeOf: (model: string, texts: string[]) => number = () => this.dimensions;
   /** Holds each answer until it resolves (tests slow a migration down with it). */
   gate: () => Promise<void> = async () => {};
   private readonly local = new LocalEmbedder();
@@ -59,11 +63,18 @@ export class FakeOpenAiEmbeddings {
     const request = JSON.parse(raw) as { model: string; input: string | string[]; encoding_format?: string };
     const texts = Array.isArray(request.input) ? request.input : [request.input];
     await this.gate();
+    if (this.refuses(request.model, texts)) {
+      return {
+        status: 400,
+        body: { error: { message: 'Invalid input.', type: 'invalid_request_error', param: 'input', code: null } },
+      };
+    }
     this.inputs.push(...texts);
     const vectors = await this.local.embed(texts);
+    const size = this.sizeOf(request.model, texts);
     const data = vectors.map((vector, index) => {
-      const sized = new Float32Array(this.dimensions);
-      sized.set(vector.subarray(0, this.dimensions));
+      const sized = new Float32Array(size);
+      sized.set(vector.subarray(0, size));
       const embedding =
         request.encoding_format === 'base64' ? Buffer.from(sized.buffer).toString('base64') : [...sized];
       return { object: 'embedding', index, embedding };

@@ -1,4 +1,3 @@
-import { createClient } from 'redis';
 import t from 'tap';
 import { startApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -352,31 +351,6 @@ t.test(
       hits.map((hit) => hit.chunk.sourceId),
       [good.id],
     );
-  },
-);
-
-t.test(
-  'a gateway with another embedding space refuses to start while chunks are stored in the recorded one',
-  async (t) => {
-    const config = loadConfig({
-      ...env,
-      EMBEDDINGS: 'local',
-      REDIS_URL: gw.redis.url,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-    });
-    await t.rejects(startApp(config, createLogger('silent'), { clock, shutdownGraceMs: 1000 }), {
-      name: 'EmbeddingSpaceChangedError',
-      message:
-        'EMBEDDINGS gives the embedding space local-v2-384, but the stored chunks are in openai-fake-embed; ' +
-        're-embedding them is not supported yet, so start with the EMBEDDINGS of openai-fake-embed',
-    });
-    // The gateways' space is still the recorded one, so the running gateway and the CLI go on as before.
-    const redis = createClient({ url: gw.redis.url });
-    await redis.connect();
-    t.teardown(() => redis.close());
-    t.equal(await redis.get(services.keys.embeddingSpace()), 'openai-fake-embed');
   },
 );
 

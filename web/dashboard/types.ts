@@ -250,3 +250,20 @@ export interface Retrieved {
     content: string;
   }>;
 }
+
+/** `GET /knowledge`: the embedding space the chatbots answer from, and a re-embedding into another. */
+export interface KnowledgeStatus {
+  space: string | null;
+  embeddings: string | null;
+  migration: {
+    from: string;
+    to: string;
+    embeddings: string;
+    phase: 'copying' | 'switched' | 'done' | 'failed';
+    done: number;
+    total: number;
+    started_at: string;
+    updated_at: string;
+    error: string | null;
+  } | null;
+}

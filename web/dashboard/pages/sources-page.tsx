@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, send } from '../api.ts';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { FileDrop } from '../components/file-drop.tsx';
+import { KnowledgeStatusNotice } from '../components/knowledge-status.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { RefreshSelect, SourceSync } from '../components/source-sync.tsx';
 import { formatTime, plural } from '../format.ts';
@@ -107,6 +108,7 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
   };
   return (
     <div class="stack">
+      <KnowledgeStatusNotice />
       <Notice>{action.error}</Notice>
       {uploads.map((failure) => (
         <Notice key={failure}>{failure}</Notice>

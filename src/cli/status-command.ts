@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { systemClock } from '../clock.ts';
+import { embeddingStatusView } from '../views.ts';
+import { runCommand } from './cli-runtime.ts';
+
+/**
+ * `status`: what the gateways are doing, read from Redis — how many run, the embedding space they
+ * serve and a re-embedding into another one with its progress, and the ingestion queue.
+ */
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('what the gateways are doing: embedding space, re-embedding progress, ingestion queue')
+    .action(() =>
+      runCommand(async (s) => {
+        const [gateways, active, migration, ingestion] = await Promise.all([
+          s.gateways.running(),
+          s.spaces.active(),
+          s.spaces.migration(),
+          s.ingestion.state(systemClock.nowMicros()),
+        ]);
+        return { gateways, embeddings: embeddingStatusView(active, migration), ingestion };
+      }),
+    );
+}

@@ -1,0 +1,367 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LeaseKeeper } from '../channels/lease-keeper.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import { ChunkStore } from '../store/chunk-store.ts';
+import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space-store.ts';
+import type { GatewayPresence } from '../store/gateway-presence.ts';
+import type { RedisClient } from '../store/redis-client.ts';
+import type { RedisKeys } from '../store/redis-keys.ts';
+import { embeddingText, type ChunkRecord } from './chunk.ts';
+import type { Embedder } from './embedder.ts';
+import { dimensionsOf } from './retrieval.ts';
+
+/** The target embedder returned vectors of another length than its space's: never stored, never retried. */
+export class MixedDimensionsError extends Error {
+  override name = 'MixedDimensionsError';
+}
+
+/** The re-embedding lost its lease (Redis unreachable for a while, or another gateway took it over). */
+class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
+export interface SpaceMigrationDeps {
+  redis: RedisClient;
+  keys: RedisKeys;
+  store: EmbeddingSpaceStore;
+  gateways: Pick<GatewayPresence, 'ids'>;
+  /** The embedder a setting names (with this gateway's provider keys). */
+  embedderFor(embeddings: string): Embedder;
+  /** Makes this gateway and then every other serve the new space (the signal). */
+  switched(setting: SpaceSetting): Promise<void>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface SpaceMigrationOptions {
+  leaseMs: number;
+  /** How often it looks again while it waits (for the lease, running ingestions, other gateways). */
+  pollMs: number;
+  /** How long after a failed try (a provider error) it tries again. */
+  retryMs: number;
+  /** How long after the switch it waits for every gateway to serve the new space before dropping the old. */
+  servedTimeoutMs: number;
+  /** Chunks read, and embedded per call, at a time. */
+  batch: number;
+}
+
+export const SPACE_MIGRATION_OPTIONS: SpaceMigrationOptions = {
+  leaseMs: 30_000,
+  pollMs: 1000,
+  retryMs: 30_000,
+  servedTimeoutMs: 10 * 60_000,
+  batch: 64,
+};
+
+/**
+ * Re-embeds every stored chunk into the space of this gateway's `EMBEDDINGS` when the gateways serve
+ * another: under a lease, so N gateways started with the new setting do it once (another takes over
+ * where it stopped if its gateway dies). While it copies, ingestion pauses (sources stay queued) and
+ * every gateway keeps answering from the old space; when every chunk has its copy, the served space
+ * switches in one script, every gateway loads the new one and says so, and only then are the old
+ * chunks dropped. Progress is in Redis (the dashboard and `switchboard status`) and in the log.
+ */
+export class SpaceMigration {
+  private readonly deps: SpaceMigrationDeps;
+  private readonly options: SpaceMigrationOptions;
+  private readonly holder = randomUUID();
+  private readonly stopping = new AbortController();
+  private running: Promise<void> | undefined;
+  private keeper: LeaseKeeper | undefined;
+  private leaseLost = false;
+  private pausing = true;
+
+  constructor(deps: SpaceMigrationDeps, options: SpaceMigrationOptions = SPACE_MIGRATION_OPTIONS) {
+    this.deps = deps;
+    this.options = options;
+  }
+
+  /** Runs in the background until the gateways serve `target` (or the target embedder is refused). */
+  start(target: SpaceSetting): void {
+    this.running = this.loop(target);
+  }
+
+  /** Ends the background run; a copy under way stops and lets go of its lease (another gateway resumes it). */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.running;
+  }
+
+  /** Resolves when the run has ended (tests). */
+  async ended(): Promise<void> {
+    await this.running;
+  }
+
+  private async loop(target: SpaceSetting): Promise<void> {
+    try {
+      await this.tries(target);
+    } finally {
+      // Stopped between tries, the lease kept meanwhile is let go at once.
+      await this.letGo();
+    }
+  }
+
+  private async tries(target: SpaceSetting): Promise<void> {
+    const { store, logger } = this.deps;
+    while (!this.stopping.signal.aborted) {
+      try {
+        const active = await store.active();
+        const migration = await store.migration();
+        const unfinished = migration?.to === target.space && migration.phase === 'switched';
+        if (active?.space === target.space && !unfinished) return;
+        if (await store.hold(this.holder, this.options.leaseMs, false)) {
+          if (active?.space === target.space) await this.finish(migration!.from, target.space);
+          else await this.migrate(active!, target);
+          return;
+        }
+      } catch (error) {
+        if (error instanceof MixedDimensionsError) {
+          await this.refuse(target, error);
+          return;
+        }
+        if (error instanceof LeaseLostError || this.stopping.signal.aborted) {
+          await this.letGo();
+          if (this.stopping.signal.aborted) return;
+        } else {
+          // The lease is kept between tries (nobody else starts over), but ingestion goes on meanwhile.
+          await this.pause(false);
+        }
+        await store.update({ error: errorText(error) }, this.now()).catch((failed: unknown) => this.unrecorded(failed));
+        logger.warn(
+          { err: error, to: target.space, retry_ms: this.options.retryMs },
+          're-embedding failed; it will try again',
+        );
+        await this.wait(this.options.retryMs);
+        continue;
+      }
+      await this.wait(this.options.pollMs);
+    }
+  }
+
+  /** The target embedder's vectors do not fit its space: its copies are dropped, the gateways keep the old space. */
+  private async refuse(target: SpaceSetting, error: MixedDimensionsError): Promise<void> {
+    const { store, logger } = this.deps;
+    try {
+      await new ChunkStore(this.deps.redis, this.deps.keys, target.space).drop();
+      await store.update({ phase: 'failed', error: error.message }, this.now());
+    } catch (failed) {
+      this.unrecorded(failed);
+    }
+    await this.letGo();
+    logger.error({ err: error, to: target.space }, 're-embedding refused; the gateways keep the old space');
+  }
+
+  private unrecorded(error: unknown): void {
+    this.deps.logger.warn({ err: error }, 're-embedding progress not recorded');
+  }
+
+  /** Copies every chunk of `from` into `to`, switches, then drops the old space. */
+  private async migrate(from: SpaceSetting, to: SpaceSetting): Promise<void> {
+    const { store, logger } = this.deps;
+    await this.keep();
+    const earlier = await store.migration();
+    if (earlier?.phase === 'copying' && earlier.to !== to.space && earlier.to !== from.space) {
+      // A re-embedding into a third space was left half done: its copies would never be dropped.
+      await new ChunkStore(this.deps.redis, this.deps.keys, earlier.to).drop();
+    }
+    const resumed = earlier?.phase === 'copying' && earlier.from === from.space && earlier.to === to.space;
+    const old = new ChunkStore(this.deps.redis, this.deps.keys, from.space);
+    const copies = new ChunkStore(this.deps.redis, this.deps.keys, to.space);
+    const now = this.now();
+    if (!resumed) {
+      await store.begin({
+        from: from.space,
+        to: to.space,
+        to_embeddings: to.embeddings,
+        phase: 'copying',
+        done: 0,
+        total: 0,
+        started_at: now,
+        updated_at: now,
+      });
+    }
+    while ((await store.runningIngestions(this.now())) > 0) await this.wait(this.options.pollMs, true);
+    const total = await old.count();
+    await store.update({ total, done: 0, error: '' }, this.now());
+    logger.info({ from: from.space, to: to.space, chunks: total, resumed }, 're-embedding started');
+    const embedder = this.deps.embedderFor(to.embeddings);
+    const dimensions = await dimensionsOf(embedder);
+    const started = performance.now();
+    let done = 0;
+    let embedded = 0;
+    let logged = started;
+    for await (const batch of old.all(this.options.batch)) {
+      this.check();
+      embedded += await this.copyBatch(batch, copies, embedder, dimensions);
+      done += batch.length;
+      await store.update({ done: Math.min(done, total) }, this.now());
+      if (performance.now() - logged >= 5000) {
+        logged = performance.now();
+        logger.info({ to: to.space, done, total }, 're-embedding');
+      }
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await this.sweep(old, copies);
+    this.check();
+    if (!(await store.switchTo(this.holder, to, this.now())))
+      throw new LeaseLostError('the re-embedding lost its lease');
+    logger.info(
+      {
+        from: from.space,
+        to: to.space,
+        chunks: done,
+        embedded,
+        chunks_per_second: Math.round(done / Math.max(seconds, 0.001)),
+      },
+      're-embedding copied every chunk; the gateways switch',
+    );
+    await this.deps.switched(to);
+    await this.finish(from.space, to.space);
+  }
+
+  /** Writes the batch's chunks into the new space, embedding only those not copied already; returns how many were embedded. */
+  private async copyBatch(
+    batch: ChunkRecord[],
+    copies: ChunkStore,
+    embedder: Embedder,
+    dimensions: number,
+  ): Promise<number> {
+    const existing = await copies.byKeys(batch.map((chunk) => copies.keyOf(chunk)));
+    const stale = batch.filter((chunk, i) => {
+      const copy = existing[i];
+      return copy === undefined || embeddingText(copy) !== embeddingText(chunk) || copy.embedding.length !== dimensions;
+    });
+    if (stale.length === 0) return 0;
+    const vectors = await embedder.embed(stale.map(embeddingText));
+    for (const vector of vectors) {
+      if (vector.length !== dimensions) {
+        throw new MixedDimensionsError(
+          `the embedder returned a vector of ${vector.length} dimensions; the embedding space ${embedder.space} has ${dimensions}`,
+        );
+      }
+    }
+    await copies.copy(stale.map((chunk, i) => ({ ...chunk, embedding: vectors[i]! })));
+    return stale.length;
+  }
+
+  /** Drops copies whose original is gone (a source removed while its chunks were copied). */
+  private async sweep(old: ChunkStore, copies: ChunkStore): Promise<void> {
+    for await (const batch of copies.all(this.options.batch)) {
+      const originals = await old.byKeys(batch.map((chunk) => old.keyOf(chunk)));
+      const orphans = batch.filter((_, i) => originals[i] === undefined);
+      await Promise.all(orphans.map((chunk) => this.deps.redis.del(copies.keyOf(chunk))));
+    }
+  }
+
+  /** After the switch: once every running gateway serves the new space, drops the old one and ends. */
+  private async finish(fromSpace: string, toSpace: string): Promise<void> {
+    const { store, logger } = this.deps;
+    await this.keep();
+    const deadline = performance.now() + this.options.servedTimeoutMs;
+    for (;;) {
+      const served = await store.served();
+      const behind = (await this.deps.gateways.ids()).filter((id) => served[id] !== toSpace);
+      if (behind.length === 0) break;
+      if (performance.now() >= deadline) {
+        logger.error(
+          { gateways: behind, to: toSpace },
+          'gateways still serve the old embedding space; dropping it anyway',
+        );
+        break;
+      }
+      await this.wait(this.options.pollMs, true);
+    }
+    const dropped = await new ChunkStore(this.deps.redis, this.deps.keys, fromSpace).drop();
+    await dropSearchIndex(this.deps.redis, this.deps.keys.searchIndex(fromSpace));
+    await store.update({ phase: 'done', error: '' }, this.now());
+    await this.letGo();
+    logger.info({ from: fromSpace, to: toSpace, dropped }, 're-embedding done; the old chunks are dropped');
+  }
+
+  /** Keeps the lease (and with it the pause of ingestion) in the background while this run works. */
+  private async keep(): Promise<void> {
+    if (this.keeper) return this.pause(true);
+    this.leaseLost = false;
+    this.pausing = true;
+    this.keeper = new LeaseKeeper({
+      ttlMs: this.options.leaseMs,
+      hold: () => this.deps.store.hold(this.holder, this.options.leaseMs, this.pausing),
+      release: () => this.deps.store.release(this.holder),
+      onHeld: (held) => {
+        if (!held) this.leaseLost = true;
+      },
+      onError: (error) => this.deps.logger.warn({ err: error }, 're-embedding lease not renewed'),
+    });
+    this.keeper.start();
+    // Ingestion is paused once this resolves, before the copy looks for runs still going.
+    await this.keeper.renew();
+  }
+
+  /** Pauses ingestion with the lease, or lets it go on while the lease is kept (between tries). */
+  private async pause(pausing: boolean): Promise<void> {
+    this.pausing = pausing;
+    await this.keeper?.renew();
+  }
+
+  private async letGo(): Promise<void> {
+    const keeper = this.keeper;
+    this.keeper = undefined;
+    keeper?.stop();
+    await this.deps.store.release(this.holder).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error }, 're-embedding lease not released; it lapses');
+    });
+  }
+
+  private check(): void {
+    if (this.stopping.signal.aborted) throw new LeaseLostError('the gateway is stopping');
+    if (this.leaseLost) throw new LeaseLostError('the re-embedding lost its lease');
+  }
+
+  private async wait(ms: number, checked = false): Promise<void> {
+    await sleep(ms, undefined, { signal: this.stopping.signal, ref: false }).catch(() => {});
+    if (checked) this.check();
+  }
+
+  private now(): number {
+    return this.deps.clock.nowMicros();
+  }
+}
+
+/**
+ * A re-embedding left `copying` with no gateway working on it (its lease lapsed: every gateway with its
+ * `EMBEDDINGS` stopped, or was started again with the served one) is ended as failed and its copies
+ * dropped, so neither the dashboard nor `status` shows it under way for ever. One that a gateway with
+ * `wanted` would run is left to it.
+ */
+export async function endAbandonedMigration(
+  deps: Pick<SpaceMigrationDeps, 'redis' | 'keys' | 'store' | 'clock' | 'logger'>,
+  wanted: string,
+): Promise<void> {
+  const migration = await deps.store.migration();
+  if (migration?.phase !== 'copying' || migration.to === wanted) return;
+  const holder = randomUUID();
+  if (!(await deps.store.hold(holder, SPACE_MIGRATION_OPTIONS.leaseMs, false))) return;
+  try {
+    const dropped = await new ChunkStore(deps.redis, deps.keys, migration.to).drop();
+    const error = `abandoned: no running gateway has EMBEDDINGS=${migration.to_embeddings}`;
+    await deps.store.update({ phase: 'failed', error }, deps.clock.nowMicros());
+    deps.logger.warn({ to: migration.to, dropped }, `re-embedding ${error}`);
+  } finally {
+    await deps.store.release(holder);
+  }
+}
+
+/** Drops a space's search index of the Redis query engine, if there is one (the chunks are gone already). */
+async function dropSearchIndex(redis: RedisClient, index: string): Promise<void> {
+  try {
+    await redis.sendCommand(['FT.DROPINDEX', index]);
+  } catch {
+    // No query engine, or no index of that space: nothing to drop.
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
