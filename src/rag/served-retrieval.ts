@@ -61,6 +61,7 @@ export class ServedRetrieval implements Retrieval, Retriever {
     if (this.switching?.space === setting.space) return this.switching.done;
     if (this.switching === undefined && setting.space === this.space) return;
     const done = (async () => {
+      // After a switch still under way, whatever its outcome: its own caller hears of its failure.
       await this.switching?.done.catch(() => {});
       const next = await this.deps.open(setting);
       const from = this.space;

@@ -166,6 +166,11 @@ export class SpaceMigration {
       // A re-embedding into a third space was left half done: its copies would never be dropped.
       await new ChunkStore(this.deps.redis, this.deps.keys, earlier.to).drop();
     }
+    if (earlier?.phase === 'switched' && earlier.to === from.space) {
+      // The gateways switched to the space served now, and its re-embedding's gateway died before it
+      // dropped the space they switched from.
+      await new ChunkStore(this.deps.redis, this.deps.keys, earlier.from).drop();
+    }
     const resumed = earlier?.phase === 'copying' && earlier.from === from.space && earlier.to === to.space;
     const old = new ChunkStore(this.deps.redis, this.deps.keys, from.space);
     const copies = new ChunkStore(this.deps.redis, this.deps.keys, to.space);
@@ -262,8 +267,13 @@ export class SpaceMigration {
     const deadline = performance.now() + this.options.servedTimeoutMs;
     for (;;) {
       const served = await store.served();
-      const behind = (await this.deps.gateways.ids()).filter((id) => served[id] !== toSpace);
-      if (behind.length === 0) break;
+      const running = await this.deps.gateways.ids();
+      const behind = running.filter((id) => served[id] !== toSpace);
+      if (behind.length === 0) {
+        // Gateways that died without a word said what they served for the last time.
+        await store.forgetServed(Object.keys(served).filter((id) => !running.includes(id)));
+        break;
+      }
       if (performance.now() >= deadline) {
         logger.error(
           { gateways: behind, to: toSpace },

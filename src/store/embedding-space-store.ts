@@ -139,6 +139,11 @@ export class EmbeddingSpaceStore {
     await this.redis.hDel(this.keys.servedSpaces(), gatewayId);
   }
 
+  /** Forgets what gateways no longer running said they serve. */
+  async forgetServed(gatewayIds: string[]): Promise<void> {
+    if (gatewayIds.length > 0) await this.redis.hDel(this.keys.servedSpaces(), gatewayIds);
+  }
+
   /** The space each gateway said it serves, by gateway id. */
   async served(): Promise<Record<string, string>> {
     return readPastCache<Record<string, string>>(this.redis, (multi) => multi.hGetAll(this.keys.servedSpaces()));

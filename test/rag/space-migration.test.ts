@@ -363,3 +363,36 @@ t.test('removing a source while a re-embedding is under way removes its chunks i
   t.equal(await copies.removeSource('bot', 'removed'), 1);
   t.equal((await old.byIds('bot', ['removed:0']))[0]?.id, 'removed:0', 'once it has ended, only the served space');
 });
+
+t.test('a re-embedding whose gateway died after the switch is ended by the next gateway', async (t) => {
+  const ghost = new ChunkStore(client, keys, 'openai-ghost');
+  const stranded = {
+    id: 'gone:0',
+    chatbotId: 'bot',
+    sourceId: 'gone',
+    position: 0,
+    title: 'text',
+    url: '',
+    content: 'Left behind.',
+    embedding: new Float32Array(384).fill(0.05),
+  };
+  const died = { to_embeddings: 'openai:fifth-embed', done: 41, total: 41, started_at: 1, updated_at: 1 };
+  await ghost.copy([stranded]);
+  await spaces.begin({ ...died, from: 'openai-ghost', to: 'openai-fifth-embed', phase: 'switched' });
+  await client.hSet(keys.servedSpaces(), 'a-gateway-killed-long-ago', 'openai-ghost');
+  // A gateway with the setting switched to ends it: every running gateway serves the new space.
+  const ender = await gateway(openai('fifth-embed'));
+  await ender.migration!.ended();
+  t.match(await spaces.migration(), { from: 'openai-ghost', to: 'openai-fifth-embed', phase: 'done' });
+  t.equal(await ghost.count(), 0, 'the space switched from is dropped');
+  t.notOk('a-gateway-killed-long-ago' in (await spaces.served()), 'a dead gateway is not waited for, and forgotten');
+
+  // A gateway with yet another setting, when that happened, drops it before it re-embeds.
+  await ghost.copy([stranded]);
+  await spaces.begin({ ...died, from: 'openai-ghost', to: 'openai-fifth-embed', phase: 'switched' });
+  const next = await gateway(openai('sixth-embed'));
+  await next.migration!.ended();
+  t.equal(await ghost.count(), 0);
+  t.match(await spaces.migration(), { from: 'openai-fifth-embed', to: 'openai-sixth-embed', phase: 'done' });
+  t.equal(await new ChunkStore(client, keys, 'openai-sixth-embed').count(), 41);
+});
