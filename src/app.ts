@@ -31,6 +31,7 @@ import type { Retriever } from './rag/retriever.ts';
 import { NotFoundError } from './errors.ts';
 import { createEmbedder, openRetrieval, settleEmbeddingSpace } from './rag/retrieval.ts';
 import { ServedRetrieval } from './rag/served-retrieval.ts';
+import { createSearchIndex } from './rag/redis-search-engine.ts';
 import {
   endAbandonedMigration,
   SPACE_MIGRATION_OPTIONS,
@@ -275,6 +276,11 @@ async function spaceMigration(
     store: services.spaces,
     gateways: services.gateways,
     embedderFor: (embeddings: string) => createEmbedder({ ...config, EMBEDDINGS: embeddings }),
+    prepare: async (space: string, dimensions: number) => {
+      if (retrieval.engine.name !== 'redis') return;
+      const { keys } = services;
+      await createSearchIndex(handle.redis, keys.searchIndex(space), keys.chunkPrefix(space), dimensions);
+    },
     switched: async (setting: SpaceSetting) => {
       await retrieval.serve(setting);
       await services.signals.publish({ kind: 'embedding-space', ...setting });

@@ -174,11 +174,31 @@ export class RedisSearchEngine implements SearchEngine {
 
   private async ensureIndex(dimensions: number): Promise<void> {
     if (await this.indexExists()) return;
-    try {
-      await this.redis.sendCommand(createIndexArgs(this.index, this.chunks.prefix, dimensions));
-    } catch (error) {
-      if (!(error instanceof Error) || !/already exists/i.test(error.message)) throw error;
-    }
+    await createSearchIndex(this.redis, this.index, this.chunks.prefix, dimensions);
     this.ready = true;
+  }
+}
+
+/** Creates a space's search index unless it exists (another process may create it at the same time). */
+export async function createSearchIndex(
+  redis: RedisClient,
+  index: string,
+  prefix: string,
+  dimensions: number,
+): Promise<void> {
+  try {
+    await redis.sendCommand(createIndexArgs(index, prefix, dimensions));
+  } catch (error) {
+    if (!(error instanceof Error) || !/already exists/i.test(error.message)) throw error;
+  }
+}
+
+/** Drops a space's search index, if there is one; its chunk hashes are left to the caller. */
+export async function dropSearchIndex(redis: RedisClient, index: string): Promise<void> {
+  try {
+    await redis.sendCommand(['FT.DROPINDEX', index]);
+  } catch (error) {
+    // No query engine on this server, or no index of that space: nothing to drop.
+    if (!(error instanceof Error) || !/unknown (index|command)|no such index/i.test(error.message)) throw error;
   }
 }

@@ -10,6 +10,7 @@ import type { RedisClient } from '../store/redis-client.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
 import { embeddingText, type ChunkRecord } from './chunk.ts';
 import type { Embedder } from './embedder.ts';
+import { dropSearchIndex } from './redis-search-engine.ts';
 import { dimensionsOf } from './retrieval.ts';
 
 /** The target embedder returned vectors of another length than its space's: never stored, never retried. */
@@ -29,6 +30,11 @@ export interface SpaceMigrationDeps {
   gateways: Pick<GatewayPresence, 'ids'>;
   /** The embedder a setting names (with this gateway's provider keys). */
   embedderFor(embeddings: string): Embedder;
+  /**
+   * Readies the new space before chunks are copied into it: the gateways' Redis query engine gets its
+   * index now, so each copy is indexed as it is written and the space is searchable at the switch.
+   */
+  prepare(space: string, dimensions: number): Promise<void>;
   /** Makes this gateway and then every other serve the new space (the signal). */
   switched(setting: SpaceSetting): Promise<void>;
   clock: Clock;
@@ -144,7 +150,7 @@ export class SpaceMigration {
   private async refuse(target: SpaceSetting, error: MixedDimensionsError): Promise<void> {
     const { store, logger } = this.deps;
     try {
-      await new ChunkStore(this.deps.redis, this.deps.keys, target.space).drop();
+      await dropSpace(this.deps, target.space);
       await store.update({ phase: 'failed', error: error.message }, this.now());
     } catch (failed) {
       this.unrecorded(failed);
@@ -164,12 +170,12 @@ export class SpaceMigration {
     const earlier = await store.migration();
     if (earlier?.phase === 'copying' && earlier.to !== to.space && earlier.to !== from.space) {
       // A re-embedding into a third space was left half done: its copies would never be dropped.
-      await new ChunkStore(this.deps.redis, this.deps.keys, earlier.to).drop();
+      await dropSpace(this.deps, earlier.to);
     }
     if (earlier?.phase === 'switched' && earlier.to === from.space) {
       // The gateways switched to the space served now, and its re-embedding's gateway died before it
       // dropped the space they switched from.
-      await new ChunkStore(this.deps.redis, this.deps.keys, earlier.from).drop();
+      await dropSpace(this.deps, earlier.from);
     }
     const resumed = earlier?.phase === 'copying' && earlier.from === from.space && earlier.to === to.space;
     const old = new ChunkStore(this.deps.redis, this.deps.keys, from.space);
@@ -193,6 +199,7 @@ export class SpaceMigration {
     logger.info({ from: from.space, to: to.space, chunks: total, resumed }, 're-embedding started');
     const embedder = this.deps.embedderFor(to.embeddings);
     const dimensions = await dimensionsOf(embedder);
+    await this.deps.prepare(to.space, dimensions);
     const started = performance.now();
     let done = 0;
     let embedded = 0;
@@ -283,8 +290,7 @@ export class SpaceMigration {
       }
       await this.wait(this.options.pollMs, true);
     }
-    const dropped = await new ChunkStore(this.deps.redis, this.deps.keys, fromSpace).drop();
-    await dropSearchIndex(this.deps.redis, this.deps.keys.searchIndex(fromSpace));
+    const dropped = await dropSpace(this.deps, fromSpace);
     await store.update({ phase: 'done', error: '' }, this.now());
     await this.letGo();
     logger.info({ from: fromSpace, to: toSpace, dropped }, 're-embedding done; the old chunks are dropped');
@@ -354,7 +360,7 @@ export async function endAbandonedMigration(
   const holder = randomUUID();
   if (!(await deps.store.hold(holder, SPACE_MIGRATION_OPTIONS.leaseMs, false))) return;
   try {
-    const dropped = await new ChunkStore(deps.redis, deps.keys, migration.to).drop();
+    const dropped = await dropSpace(deps, migration.to);
     const error = `abandoned: no running gateway has EMBEDDINGS=${migration.to_embeddings}`;
     await deps.store.update({ phase: 'failed', error }, deps.clock.nowMicros());
     deps.logger.warn({ to: migration.to, dropped }, `re-embedding ${error}`);
@@ -363,13 +369,11 @@ export async function endAbandonedMigration(
   }
 }
 
-/** Drops a space's search index of the Redis query engine, if there is one (the chunks are gone already). */
-async function dropSearchIndex(redis: RedisClient, index: string): Promise<void> {
-  try {
-    await redis.sendCommand(['FT.DROPINDEX', index]);
-  } catch {
-    // No query engine, or no index of that space: nothing to drop.
-  }
+/** Deletes every chunk of a space and its search index, if any; returns how many chunks there were. */
+async function dropSpace(deps: Pick<SpaceMigrationDeps, 'redis' | 'keys'>, space: string): Promise<number> {
+  const dropped = await new ChunkStore(deps.redis, deps.keys, space).drop();
+  await dropSearchIndex(deps.redis, deps.keys.searchIndex(space));
+  return dropped;
 }
 
 function errorText(error: unknown): string {

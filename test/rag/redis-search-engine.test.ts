@@ -8,6 +8,8 @@ import t from 'tap';
 import {
   chatbotFilter,
   createIndexArgs,
+  createSearchIndex,
+  dropSearchIndex,
   escapeTag,
   hybridOptions,
   knnSearch,
@@ -15,6 +17,9 @@ import {
   textSearch,
 } from '../../src/rag/redis-search-engine.ts';
 import { float32Bytes } from '../../src/store/chunk-store.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startRedis } from '../support/redis-server.ts';
 
 const chatbotId = '6f1c2a8e-4b7d-4e1a-9c3f-0a1b2c3d4e5f';
 const embedding = Float32Array.from([0.6, 0.8, 0]);
@@ -74,3 +79,17 @@ t.test('before 8.4: a KNN FT.SEARCH and a BM25STD FT.SEARCH, fused in code', asy
     'WITHSCORES', 'RETURN', '0', 'SCORER', 'BM25STD', 'LIMIT', '0', '50', 'DIALECT', '2',
   ]); // prettier-ignore
 });
+
+t.test(
+  'dropping a space index on a server without the query engine is nothing to do; creating one is an error',
+  async (t) => {
+    const redis = await startRedis();
+    const client = await connectRedis({ url: redis.url }, createLogger('silent'));
+    t.teardown(async () => {
+      await client.close();
+      await redis.stop();
+    });
+    await dropSearchIndex(client, 'idx:gone');
+    await t.rejects(createSearchIndex(client, 'idx:new', 'chunk:new:', 3), { message: /unknown command 'FT\.CREATE'/ });
+  },
+);
