@@ -291,7 +291,11 @@ async function spaceMigration(
   await endAbandonedMigration(deps, wanted.space);
   const pending = await services.spaces.migration();
   if (wanted.space === retrieval.space && !(pending?.phase === 'switched' && pending.to === wanted.space)) return;
-  const migration = new SpaceMigration(deps, { ...SPACE_MIGRATION_OPTIONS, ...options.spaceMigration });
+  const migration = new SpaceMigration(deps, {
+    ...SPACE_MIGRATION_OPTIONS,
+    leaseMs: config.REEMBED_LEASE_MS,
+    ...options.spaceMigration,
+  });
   migration.start(wanted);
   return migration;
 }

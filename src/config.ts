@@ -103,6 +103,8 @@ const schema = z.object({
   TELEGRAM_POLLER_LEASE_MS: positiveInt.default(30_000),
   /** How long a gateway may run a chatbot's WhatsApp socket before renewing its lease (others take over after). */
   WHATSAPP_SOCKET_LEASE_MS: positiveInt.default(30_000),
+  /** How long a gateway may re-embed into a new embedding space before renewing its lease (another resumes after). */
+  REEMBED_LEASE_MS: positiveInt.default(30_000),
   /** Dashboard sign-in attempts allowed per email address, and per client address, in 15 minutes. */
   LOGIN_ATTEMPTS_PER_EMAIL: positiveInt.default(10),
   LOGIN_ATTEMPTS_PER_ADDRESS: positiveInt.default(50),

@@ -358,6 +358,7 @@ export async function endAbandonedMigration(
   const migration = await deps.store.migration();
   if (migration?.phase !== 'copying' || migration.to === wanted) return;
   const holder = randomUUID();
+  // Held only while it drops the copies: a short lease, whatever REEMBED_LEASE_MS says.
   if (!(await deps.store.hold(holder, SPACE_MIGRATION_OPTIONS.leaseMs, false))) return;
   try {
     const dropped = await dropSpace(deps, migration.to);
