@@ -275,6 +275,7 @@ async function spaceMigration(
     keys: services.keys,
     store: services.spaces,
     gateways: services.gateways,
+    ingestion: services.ingestion,
     embedderFor: (embeddings: string) => createEmbedder({ ...config, EMBEDDINGS: embeddings }),
     prepare: async (space: string, dimensions: number) => {
       if (retrieval.engine.name !== 'redis') return;

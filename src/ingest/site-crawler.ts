@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitUnlessAborted } from '../wait-unless-aborted.ts';
 import { crawlOptions, type CrawlOptions } from './crawl-options.ts';
 import { extractMainContent } from './html-extractor.ts';
 import { FetchError } from './ingest-errors.ts';
@@ -306,8 +306,7 @@ class SiteCrawl {
   private async politeDelay(): Promise<void> {
     const delay = Math.min(this.robots!.crawlDelayMs, this.settings.maxCrawlDelayMs);
     if (delay === 0 || this.endedBy) return;
-    // Rejects only when the crawl is stopped (abort): then there is nothing left to wait for.
-    await sleep(delay, undefined, { signal: this.controller.signal }).catch(() => undefined);
+    await waitUnlessAborted(delay, this.controller.signal);
   }
 
   private report(): void {

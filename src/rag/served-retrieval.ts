@@ -61,8 +61,8 @@ export class ServedRetrieval implements Retrieval, Retriever {
     if (this.switching?.space === setting.space) return this.switching.done;
     if (this.switching === undefined && setting.space === this.space) return;
     const done = (async () => {
-      // After a switch still under way, whatever its outcome: its own caller hears of its failure.
-      await this.switching?.done.catch(() => {});
+      // After a switch still under way has settled, whatever its outcome (its own caller hears of a failure).
+      await Promise.allSettled([this.switching?.done]);
       const next = await this.deps.open(setting);
       const from = this.space;
       this.current = next;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaseKeeper } from '../channels/lease-keeper.ts';
 import type { Clock } from '../clock.ts';
+import { waitUnlessAborted } from '../wait-unless-aborted.ts';
+import type { IngestionQueue } from '../store/ingestion-queue.ts';
 import type { Logger } from '../logger.ts';
 import { ChunkStore } from '../store/chunk-store.ts';
 import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space-store.ts';
@@ -28,6 +29,8 @@ export interface SpaceMigrationDeps {
   keys: RedisKeys;
   store: EmbeddingSpaceStore;
   gateways: Pick<GatewayPresence, 'ids'>;
+  /** Sources being ingested now: the copy begins once none is. */
+  ingestion: Pick<IngestionQueue, 'state'>;
   /** The embedder a setting names (with this gateway's provider keys). */
   embedderFor(embeddings: string): Embedder;
   /**
@@ -193,7 +196,7 @@ export class SpaceMigration {
         updated_at: now,
       });
     }
-    while ((await store.runningIngestions(this.now())) > 0) await this.wait(this.options.pollMs, true);
+    while ((await this.deps.ingestion.state(this.now())).running > 0) await this.wait(this.options.pollMs, true);
     const total = await old.count();
     await store.update({ total, done: 0, error: '' }, this.now());
     logger.info({ from: from.space, to: to.space, chunks: total, resumed }, 're-embedding started');
@@ -336,7 +339,7 @@ export class SpaceMigration {
   }
 
   private async wait(ms: number, checked = false): Promise<void> {
-    await sleep(ms, undefined, { signal: this.stopping.signal, ref: false }).catch(() => {});
+    await waitUnlessAborted(ms, this.stopping.signal, { ref: false });
     if (checked) this.check();
   }
 

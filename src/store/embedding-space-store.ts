@@ -1,4 +1,5 @@
 import { LuaScript } from './lua-script.ts';
+import { ProcessLease } from './process-lease.ts';
 import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -27,22 +28,6 @@ export interface SpaceMigrationState {
   error?: string;
 }
 
-// KEYS: lease, paused. ARGV: holder, ttl ms, pause (1|0). Takes or renews the re-embedding's lease and,
-// with it, pauses ingestion (or lets it go on, between tries); both lapse together if the holder dies.
-const HOLD = new LuaScript(`
-local current = redis.call('GET', KEYS[1])
-if current ~= false and current ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if ARGV[3] == '1' then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2]) else redis.call('DEL', KEYS[2]) end
-return 1
-`);
-
-// KEYS: lease, paused. ARGV: holder.
-const RELEASE = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1], KEYS[2]) end
-return 0
-`);
-
 // KEYS: lease, space, migration. ARGV: holder, space, embeddings, now µs. The switch: only while the
 // holder has the lease, so a holder whose lease lapsed (and was taken over) never switches.
 const SWITCH = new LuaScript(`
@@ -61,10 +46,12 @@ return 1
 export class EmbeddingSpaceStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
+  private readonly lease: ProcessLease;
 
   constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
+    this.lease = new ProcessLease(redis);
   }
 
   /** The space the gateways serve, if one has started. */
@@ -102,15 +89,22 @@ export class EmbeddingSpaceStore {
     };
   }
 
-  /** Takes or renews the re-embedding's lease; with `pause`, ingestion waits while it is held. */
+  /**
+   * Takes or renews the re-embedding's lease; with `pause`, ingestion waits while it is held (the pause
+   * is a lease of the same holder and lifetime, so both lapse together if the holder dies), without,
+   * ingestion goes on (between tries).
+   */
   async hold(holder: string, ttlMs: number, pause: boolean): Promise<boolean> {
-    const keys = [this.keys.spaceMigrationLease(), this.keys.ingestPaused()];
-    return (await HOLD.run(this.redis, keys, [holder, ttlMs, pause ? 1 : 0])) === 1;
+    if (!(await this.lease.hold(this.keys.spaceMigrationLease(), holder, ttlMs))) return false;
+    if (pause) await this.lease.hold(this.keys.ingestPaused(), holder, ttlMs);
+    else await this.lease.release(this.keys.ingestPaused(), holder);
+    return true;
   }
 
-  /** Lets go of the lease (and the pause of ingestion) if `holder` has it. */
+  /** Lets go of the pause of ingestion and the lease if `holder` has them. */
   async release(holder: string): Promise<void> {
-    await RELEASE.run(this.redis, [this.keys.spaceMigrationLease(), this.keys.ingestPaused()], [holder]);
+    await this.lease.release(this.keys.ingestPaused(), holder);
+    await this.lease.release(this.keys.spaceMigrationLease(), holder);
   }
 
   /** Starts recording a re-embedding (replacing the record of an earlier one). */
@@ -147,11 +141,6 @@ export class EmbeddingSpaceStore {
   /** The space each gateway said it serves, by gateway id. */
   async served(): Promise<Record<string, string>> {
     return readPastCache<Record<string, string>>(this.redis, (multi) => multi.hGetAll(this.keys.servedSpaces()));
-  }
-
-  /** Sources being ingested now under a live lease (a re-embedding waits for them before it copies). */
-  async runningIngestions(nowMicros: number): Promise<number> {
-    return this.redis.zCount(this.keys.ingestLeases(), `(${nowMicros}`, '+inf');
   }
 }
 
