@@ -9,15 +9,9 @@ import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space
 import type { GatewayPresence } from '../store/gateway-presence.ts';
 import type { RedisClient } from '../store/redis-client.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
-import { embeddingText, type ChunkRecord } from './chunk.ts';
 import type { Embedder } from './embedder.ts';
-import { dropSearchIndex } from './redis-search-engine.ts';
+import { copySpace, dropSpace, MixedDimensionsError } from './space-chunks.ts';
 import { dimensionsOf } from './retrieval.ts';
-
-/** The target embedder returned vectors of another length than its space's: never stored, never retried. */
-export class MixedDimensionsError extends Error {
-  override name = 'MixedDimensionsError';
-}
 
 /** The re-embedding lost its lease (Redis unreachable for a while, or another gateway took it over). */
 class LeaseLostError extends Error {
@@ -170,7 +164,51 @@ export class SpaceMigration {
   private async migrate(from: SpaceSetting, to: SpaceSetting): Promise<void> {
     const { store, logger } = this.deps;
     await this.keep();
-    const earlier = await store.migration();
+    const resumed = await this.begin(from, to);
+    while ((await this.deps.ingestion.state(this.now())).running > 0) await this.wait(this.options.pollMs, true);
+    const old = new ChunkStore(this.deps.redis, this.deps.keys, from.space);
+    const total = await old.count();
+    await store.update({ total, done: 0, error: '' }, this.now());
+    logger.info({ from: from.space, to: to.space, chunks: total, resumed }, 're-embedding started');
+    const embedder = this.deps.embedderFor(to.embeddings);
+    const dimensions = await dimensionsOf(embedder);
+    await this.deps.prepare(to.space, dimensions);
+    this.check();
+    let logged = performance.now();
+    const copy = await copySpace({
+      from: old,
+      to: new ChunkStore(this.deps.redis, this.deps.keys, to.space),
+      embedder,
+      dimensions,
+      batch: this.options.batch,
+      onBatch: async (done) => {
+        await store.update({ done: Math.min(done, total) }, this.now());
+        if (performance.now() - logged >= 5000) {
+          logged = performance.now();
+          logger.info({ to: to.space, done, total }, 're-embedding');
+        }
+        this.check();
+      },
+    });
+    this.check();
+    if (!(await store.switchTo(this.holder, to, this.now())))
+      throw new LeaseLostError('the re-embedding lost its lease');
+    const { done, embedded, seconds } = copy;
+    const rate = Math.round(done / Math.max(seconds, 0.001));
+    logger.info(
+      { from: from.space, to: to.space, chunks: done, embedded, chunks_per_second: rate },
+      're-embedding copied every chunk; the gateways switch',
+    );
+    await this.deps.switched(to);
+    await this.finish(from.space, to.space);
+  }
+
+  /**
+   * Records a re-embedding from `from` into `to`, or finds the one to resume (true); what dead
+   * gateways left of other re-embeddings is dropped first.
+   */
+  private async begin(from: SpaceSetting, to: SpaceSetting): Promise<boolean> {
+    const earlier = await this.deps.store.migration();
     if (earlier?.phase === 'copying' && earlier.to !== to.space && earlier.to !== from.space) {
       // A re-embedding into a third space was left half done: its copies would never be dropped.
       await dropSpace(this.deps, earlier.to);
@@ -180,94 +218,19 @@ export class SpaceMigration {
       // dropped the space they switched from.
       await dropSpace(this.deps, earlier.from);
     }
-    const resumed = earlier?.phase === 'copying' && earlier.from === from.space && earlier.to === to.space;
-    const old = new ChunkStore(this.deps.redis, this.deps.keys, from.space);
-    const copies = new ChunkStore(this.deps.redis, this.deps.keys, to.space);
+    if (earlier?.phase === 'copying' && earlier.from === from.space && earlier.to === to.space) return true;
     const now = this.now();
-    if (!resumed) {
-      await store.begin({
-        from: from.space,
-        to: to.space,
-        to_embeddings: to.embeddings,
-        phase: 'copying',
-        done: 0,
-        total: 0,
-        started_at: now,
-        updated_at: now,
-      });
-    }
-    while ((await this.deps.ingestion.state(this.now())).running > 0) await this.wait(this.options.pollMs, true);
-    const total = await old.count();
-    await store.update({ total, done: 0, error: '' }, this.now());
-    logger.info({ from: from.space, to: to.space, chunks: total, resumed }, 're-embedding started');
-    const embedder = this.deps.embedderFor(to.embeddings);
-    const dimensions = await dimensionsOf(embedder);
-    await this.deps.prepare(to.space, dimensions);
-    const started = performance.now();
-    let done = 0;
-    let embedded = 0;
-    let logged = started;
-    for await (const batch of old.all(this.options.batch)) {
-      this.check();
-      embedded += await this.copyBatch(batch, copies, embedder, dimensions);
-      done += batch.length;
-      await store.update({ done: Math.min(done, total) }, this.now());
-      if (performance.now() - logged >= 5000) {
-        logged = performance.now();
-        logger.info({ to: to.space, done, total }, 're-embedding');
-      }
-    }
-    const seconds = (performance.now() - started) / 1000;
-    await this.sweep(old, copies);
-    this.check();
-    if (!(await store.switchTo(this.holder, to, this.now())))
-      throw new LeaseLostError('the re-embedding lost its lease');
-    logger.info(
-      {
-        from: from.space,
-        to: to.space,
-        chunks: done,
-        embedded,
-        chunks_per_second: Math.round(done / Math.max(seconds, 0.001)),
-      },
-      're-embedding copied every chunk; the gateways switch',
-    );
-    await this.deps.switched(to);
-    await this.finish(from.space, to.space);
-  }
-
-  /** Writes the batch's chunks into the new space, embedding only those not copied already; returns how many were embedded. */
-  private async copyBatch(
-    batch: ChunkRecord[],
-    copies: ChunkStore,
-    embedder: Embedder,
-    dimensions: number,
-  ): Promise<number> {
-    const existing = await copies.byKeys(batch.map((chunk) => copies.keyOf(chunk)));
-    const stale = batch.filter((chunk, i) => {
-      const copy = existing[i];
-      return copy === undefined || embeddingText(copy) !== embeddingText(chunk) || copy.embedding.length !== dimensions;
+    await this.deps.store.begin({
+      from: from.space,
+      to: to.space,
+      to_embeddings: to.embeddings,
+      phase: 'copying',
+      done: 0,
+      total: 0,
+      started_at: now,
+      updated_at: now,
     });
-    if (stale.length === 0) return 0;
-    const vectors = await embedder.embed(stale.map(embeddingText));
-    for (const vector of vectors) {
-      if (vector.length !== dimensions) {
-        throw new MixedDimensionsError(
-          `the embedder returned a vector of ${vector.length} dimensions; the embedding space ${embedder.space} has ${dimensions}`,
-        );
-      }
-    }
-    await copies.copy(stale.map((chunk, i) => ({ ...chunk, embedding: vectors[i]! })));
-    return stale.length;
-  }
-
-  /** Drops copies whose original is gone (a source removed while its chunks were copied). */
-  private async sweep(old: ChunkStore, copies: ChunkStore): Promise<void> {
-    for await (const batch of copies.all(this.options.batch)) {
-      const originals = await old.byKeys(batch.map((chunk) => old.keyOf(chunk)));
-      const orphans = batch.filter((_, i) => originals[i] === undefined);
-      await Promise.all(orphans.map((chunk) => this.deps.redis.del(copies.keyOf(chunk))));
-    }
+    return false;
   }
 
   /** After the switch: once every running gateway serves the new space, drops the old one and ends. */
@@ -371,13 +334,6 @@ export async function endAbandonedMigration(
   } finally {
     await deps.store.release(holder);
   }
-}
-
-/** Deletes every chunk of a space and its search index, if any; returns how many chunks there were. */
-async function dropSpace(deps: Pick<SpaceMigrationDeps, 'redis' | 'keys'>, space: string): Promise<number> {
-  const dropped = await new ChunkStore(deps.redis, deps.keys, space).drop();
-  await dropSearchIndex(deps.redis, deps.keys.searchIndex(space));
-  return dropped;
 }
 
 function errorText(error: unknown): string {

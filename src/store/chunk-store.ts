@@ -44,6 +44,11 @@ export class ChunkStore {
     await Promise.all(chunks.map((chunk) => this.write(chunk)));
   }
 
+  /** Deletes copies made by `copy` (their hashes only; a source's chunk-id set is not touched). */
+  async discard(chunks: ChunkRecord[]): Promise<void> {
+    await Promise.all(chunks.map((chunk) => this.redis.del(this.keyOf(chunk))));
+  }
+
   /**
    * Deletes every chunk of a source; returns how many there were. While a re-embedding is under way
    * the source's chunks in the other space go too, so a removed source never comes back with a switch.
