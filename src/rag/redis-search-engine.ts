@@ -1,10 +1,10 @@
-import type { FtHybridOptions } from '@redis/search/dist/lib/commands/HYBRID.js';
 import type { FtSearchOptions } from '@redis/search/dist/lib/commands/SEARCH.js';
 import type { ChunkStore } from '../store/chunk-store.ts';
 import { float32Bytes } from '../store/chunk-store.ts';
 import type { RedisClient } from '../store/redis-client.ts';
+import { isUuid } from '../uuid.ts';
 import type { ChunkRecord } from './chunk.ts';
-import { reciprocalRankFusion, RRF_K } from './reciprocal-rank-fusion.ts';
+import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';
 import type { HybridHit, HybridQuery, SearchEngine } from './search-engine.ts';
 
 /** Candidates each method contributes before fusion. */
@@ -15,19 +15,88 @@ export function escapeTag(value: string): string {
   return value.replace(/[^A-Za-z0-9_]/g, (c) => `\\${c}`);
 }
 
-/** The chatbot filter every query carries: a chatbot only ever retrieves its own chunks. */
+/** The chatbot filter of the vector query: a chatbot only ever retrieves its own chunks. */
 export function chatbotFilter(chatbotId: string): string {
   return `@chatbot_id:{${escapeTag(chatbotId)}}`;
 }
 
+/** The query's words: runs of letters and digits, lowercased, each once, at most 64. */
+export function textTerms(text: string): string[] {
+  return [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 64);
+}
+
 /**
- * The full-text part: the query's words OR-ed over title and content; Redis stems them itself. Only
- * runs of letters and digits are kept, so no query-syntax character reaches Redis.
+ * The full-text match: the query's words OR-ed over title and content (Redis stems them itself), or
+ * undefined for a query with no words. Only letters and digits reach Redis, so no query syntax does.
  */
-export function textQuery(chatbotId: string, text: string): string {
-  const terms = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 64);
-  const match = terms.length > 0 ? ` @title|content:(${terms.join('|')})` : '';
-  return `${chatbotFilter(chatbotId)}${match}`;
+export function textQuery(text: string): string | undefined {
+  const terms = textTerms(text);
+  return terms.length > 0 ? `@title|content:(${terms.join('|')})` : undefined;
+}
+
+/**
+ * FT.AGGREGATE arguments for the text half: the words scored by BM25STD over the whole index, the
+ * chatbot's rows kept by FILTER, the best CANDIDATES by score. Intersecting the words with the
+ * `@chatbot_id` TAG in the query instead makes RediSearch (2.10) score each chunk by its first matching
+ * word only (docs/decisions.md, "Redis text ranking"). Undefined when the query has no words: the
+ * vector half alone answers it, rather than a text half that matches everything.
+ */
+export function textAggregateArgs(index: string, query: HybridQuery): string[] | undefined {
+  // The id goes into a FILTER expression between quotes: it is checked, not escaped.
+  if (!isUuid(query.chatbotId)) {
+    throw new RangeError(`chatbot id must be a UUID, got ${JSON.stringify(query.chatbotId)}`);
+  }
+  const match = textQuery(query.text);
+  if (match === undefined) return undefined;
+  return [
+    'FT.AGGREGATE', index, match,
+    'ADDSCORES', 'SCORER', 'BM25STD',
+    'LOAD', '2', '@__key', '@chatbot_id',
+    'FILTER', `@chatbot_id=='${query.chatbotId}'`,
+    'SORTBY', '2', '@__score', 'DESC',
+    'LIMIT', '0', String(CANDIDATES),
+    'DIALECT', '2',
+  ]; // prettier-ignore
+}
+
+/** One row of the text aggregate: a chunk hash's key and its BM25STD score. */
+export interface TextRow {
+  key: string;
+  score: number;
+}
+
+/**
+ * Reads the text aggregate's reply in either protocol: RESP3's map, whose `results` rows carry the
+ * loaded fields and `__score` in `extra_attributes`, or RESP2's `[total, [field, value, …], …]`.
+ */
+export function parseTextAggregateReply(reply: unknown): TextRow[] {
+  const rows = Array.isArray(reply) ? reply.slice(1) : fieldsOf(reply).get('results');
+  if (!Array.isArray(rows)) throw new Error(`unexpected FT.AGGREGATE reply: ${JSON.stringify(reply)}`);
+  return rows.flatMap((row: unknown) => {
+    const fields = fieldsOf(Array.isArray(row) ? row : fieldsOf(row).get('extra_attributes'));
+    const key = textOf(fields.get('__key'));
+    const score = textOf(fields.get('__score'));
+    return key === undefined || score === undefined ? [] : [{ key, score: Number(score) }];
+  });
+}
+
+/** A reply value as text: a string, or the bytes of a blob string, or a RESP3 number. */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString();
+  return typeof value === 'number' ? String(value) : undefined;
+}
+
+/** A RESP map as the client decodes it (a plain object, a Map, or a flat array of pairs). */
+function fieldsOf(value: unknown): Map<string, unknown> {
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [textOf(k) ?? '', v]));
+  if (Array.isArray(value)) {
+    const fields = new Map<string, unknown>();
+    for (let i = 0; i + 1 < value.length; i += 2) fields.set(textOf(value[i]) ?? '', value[i + 1]);
+    return fields;
+  }
+  if (typeof value === 'object' && value !== null) return new Map(Object.entries(value));
+  return new Map();
 }
 
 /** FT.CREATE arguments for the chunk hashes of one embedding space. */
@@ -43,25 +112,7 @@ export function createIndexArgs(index: string, prefix: string, dimensions: numbe
   ]; // prettier-ignore
 }
 
-/** FT.HYBRID options (Redis ≥ 8.4): BM25STD text search and KNN vector search fused by RRF in Redis. */
-export function hybridOptions(query: HybridQuery): FtHybridOptions {
-  return {
-    SEARCH: { query: textQuery(query.chatbotId, query.text), SCORER: 'BM25STD', YIELD_SCORE_AS: 'text_score' },
-    VSIM: {
-      field: '@embedding',
-      vector: '$vector',
-      method: { type: 'KNN', K: CANDIDATES },
-      FILTER: chatbotFilter(query.chatbotId),
-      YIELD_SCORE_AS: 'vector_score',
-    },
-    COMBINE: { method: { type: 'RRF', WINDOW: CANDIDATES, CONSTANT: RRF_K }, YIELD_SCORE_AS: 'score' },
-    LOAD: ['@__key', '@text_score', '@vector_score', '@score'],
-    LIMIT: { offset: 0, count: query.k },
-    PARAMS: { vector: float32Bytes(query.embedding) },
-  };
-}
-
-/** FT.SEARCH for the vector half on servers without FT.HYBRID: KNN within the chatbot's chunks. */
+/** FT.SEARCH for the vector half: KNN within the chatbot's chunks (the TAG is a pre-filter of the KNN). */
 export function knnSearch(query: HybridQuery): { query: string; options: FtSearchOptions } {
   return {
     query: `(${chatbotFilter(query.chatbotId)})=>[KNN ${CANDIDATES} @embedding $vector AS vector_distance]`,
@@ -75,31 +126,25 @@ export function knnSearch(query: HybridQuery): { query: string; options: FtSearc
   };
 }
 
-/** FT.SEARCH for the text half on servers without FT.HYBRID: BM25STD-scored. */
-export function textSearch(query: HybridQuery): { query: string; options: FtSearchOptions } {
-  return {
-    query: textQuery(query.chatbotId, query.text),
-    options: { SCORER: 'BM25STD', WITHSCORES: true, RETURN: [], LIMIT: { from: 0, size: CANDIDATES }, DIALECT: 2 },
-  };
-}
-
 /**
  * The production retrieval path: Redis's query engine over the chunk hashes (HNSW vector field and
- * BM25STD full text), with FT.HYBRID's RRF on servers ≥ 8.4 and two queries fused in code before.
+ * BM25STD full text). On every server the text aggregate and the KNN search run as two commands fused
+ * here by `reciprocalRankFusion`, the in-process engine's fusion. Not FT.HYBRID (8.4+): its SEARCH
+ * clause can restrict the text half to a chatbot only inside the query string (the TAG-and-words form
+ * that ranks by one word), and its FILTER applies after COMBINE, when the text window has been filled
+ * from every chatbot's chunks.
  */
 export class RedisSearchEngine implements SearchEngine {
   readonly name = 'redis' as const;
   private readonly redis: RedisClient;
   private readonly chunks: ChunkStore;
   private readonly index: string;
-  private readonly hybrid: boolean;
   private ready = false;
 
-  constructor(redis: RedisClient, chunks: ChunkStore, index: string, options: { hybrid: boolean }) {
+  constructor(redis: RedisClient, chunks: ChunkStore, index: string) {
     this.redis = redis;
     this.chunks = chunks;
     this.index = index;
-    this.hybrid = options.hybrid;
   }
 
   /** The chunk hashes are the index's documents: once saved they are indexed; this makes sure the index exists. */
@@ -112,51 +157,22 @@ export class RedisSearchEngine implements SearchEngine {
   async removeSource(): Promise<void> {}
 
   async search(query: HybridQuery): Promise<HybridHit[]> {
+    const textArgs = textAggregateArgs(this.index, query);
     if (!(await this.indexExists())) return [];
-    return this.hybrid ? this.searchHybrid(query) : this.searchFused(query);
-  }
-
-  private async searchHybrid(query: HybridQuery): Promise<HybridHit[]> {
-    const reply = await this.redis.ft.hybrid(this.index, hybridOptions(query));
-    const rows = reply.results as Array<Record<string, unknown>>;
-    const keys = rows.map((row) => String(row.__key));
-    const records = await this.chunks.byKeys(keys);
-    const rankBy = (field: string) => {
-      const order = [...rows].filter((r) => r[field] !== undefined).sort((a, b) => Number(b[field]) - Number(a[field]));
-      return (row: Record<string, unknown>) =>
-        row[field] === undefined ? undefined : { rank: order.indexOf(row) + 1, score: Number(row[field]) };
-    };
-    const textRank = rankBy('text_score');
-    const vectorRank = rankBy('vector_score');
-    return rows.flatMap((row, i) => {
-      const chunk = records[i];
-      if (!chunk) return [];
-      const hit: HybridHit = { chunk, score: Number(row.score) };
-      const text = textRank(row);
-      const vector = vectorRank(row);
-      if (text) hit.text = text;
-      if (vector) hit.vector = vector;
-      return [hit];
-    });
-  }
-
-  private async searchFused(query: HybridQuery): Promise<HybridHit[]> {
     const knn = knnSearch(query);
-    const text = textSearch(query);
-    const [vectorReply, textReply] = await Promise.all([
+    const [vectorReply, textRows] = await Promise.all([
       this.redis.ft.search(this.index, knn.query, knn.options),
-      this.redis.ft.search(this.index, text.query, text.options),
+      textArgs ? this.redis.sendCommand(textArgs).then(parseTextAggregateReply) : [],
     ]);
     const vectorIds = vectorReply.documents.map((d) => d.id);
-    const textIds = textReply.documents.map((d) => d.id);
-    const fused = reciprocalRankFusion([textIds, vectorIds]).slice(0, query.k);
+    const fused = reciprocalRankFusion([textRows.map((row) => row.key), vectorIds]).slice(0, query.k);
     const records = await this.chunks.byKeys(fused.map((f) => f.id));
     return fused.flatMap((entry, i) => {
       const chunk = records[i];
       if (!chunk) return [];
       const hit: HybridHit = { chunk, score: entry.score };
       const [textRank, vectorRank] = entry.ranks;
-      if (textRank) hit.text = { rank: textRank, score: Number(textReply.documents[textRank - 1]!.score ?? 0) };
+      if (textRank) hit.text = { rank: textRank, score: textRows[textRank - 1]!.score };
       if (vectorRank) {
         const distance = Number(vectorReply.documents[vectorRank - 1]!.value.vector_distance);
         hit.vector = { rank: vectorRank, score: 1 - distance };

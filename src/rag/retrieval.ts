@@ -63,9 +63,12 @@ export function createEmbedder(config: Config): Embedder {
   return new LocalEmbedder();
 }
 
+/** Whether the server's query engine can serve retrieval, and why not. */
+export type QueryEngineProbe = { usable: true } | { usable: false; reason: string };
+
 /**
  * Chooses the engine: SEARCH_ENGINE=redis or in-process as told; `auto` probes the server and uses
- * its query engine when it has one (FT.HYBRID from Redis 8.4).
+ * its query engine when it has one that can serve (Redis 7.4 or later).
  */
 export async function openRetrieval(
   redis: RedisClient,
@@ -77,12 +80,12 @@ export async function openRetrieval(
   const embedder = createEmbedder(config);
   const chunks = new ChunkStore(redis, keys, embedder.space);
   const probe = config.SEARCH_ENGINE === 'in-process' ? undefined : await probeQueryEngine(redis);
-  if (config.SEARCH_ENGINE === 'redis' && !probe) {
-    throw new SearchEngineUnavailableError('SEARCH_ENGINE=redis, but this Redis has no query engine (FT._LIST failed)');
+  if (config.SEARCH_ENGINE === 'redis' && !probe?.usable) {
+    throw new SearchEngineUnavailableError(`SEARCH_ENGINE=redis, but ${probe?.reason}`);
   }
   let engine: SearchEngine;
-  if (probe) {
-    engine = new RedisSearchEngine(redis, chunks, keys.searchIndex(embedder.space), { hybrid: probe.hybrid });
+  if (probe?.usable) {
+    engine = new RedisSearchEngine(redis, chunks, keys.searchIndex(embedder.space));
   } else {
     engine = new InProcessSearchEngine({
       dimensions: await dimensionsOf(embedder),
@@ -125,16 +128,26 @@ export async function settleEmbeddingSpace(
   return active;
 }
 
-/** Whether the server has the query engine, and whether it has FT.HYBRID (Redis ≥ 8.4). */
-export async function probeQueryEngine(redis: RedisClient): Promise<{ hybrid: boolean } | undefined> {
+/** Whether the server has a query engine retrieval can use: FT._LIST answers, and Redis is 7.4 or later. */
+export async function probeQueryEngine(redis: RedisClient): Promise<QueryEngineProbe> {
   try {
     await redis.sendCommand(['FT._LIST']);
   } catch {
-    return undefined;
+    return { usable: false, reason: 'this Redis has no query engine (FT._LIST failed)' };
   }
-  const info = await redis.info('server');
-  const [major = 0, minor = 0] = (/redis_version:(\d+)\.(\d+)/.exec(info) ?? []).slice(1).map(Number);
-  return { hybrid: major > 8 || (major === 8 && minor >= 4) };
+  return queryEngineOfServer(await redis.info('server'));
+}
+
+/** The verdict on a server with the query engine, from its `INFO server`. */
+export function queryEngineOfServer(info: string): QueryEngineProbe {
+  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
+  const [major = 0, minor = 0] = (version ?? []).slice(1).map(Number);
+  // The text half's FT.AGGREGATE … ADDSCORES (redis-search-engine.ts) needs the query engine of 7.4.
+  if (major < 7 || (major === 7 && minor < 4)) {
+    const which = version ? `Redis ${major}.${minor}` : 'a Redis of unknown version';
+    return { usable: false, reason: `this is ${which}, whose query engine has no ADDSCORES (7.4 or later needed)` };
+  }
+  return { usable: true };
 }
 
 /** The length of the embedder's vectors (known for well-known models, else asked of it once). */

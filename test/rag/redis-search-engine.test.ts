@@ -1,8 +1,8 @@
-// The exact commands the Redis query-engine engine sends, built by node-redis's own command
-// definitions from the engine's options: no Redis with the query engine can run here, so the
-// arguments are pinned by these tests and the behaviour by the contract suite when REDIS_QUERY_URL is set.
+// The exact commands the Redis query-engine engine sends, and how it reads the replies: no Redis
+// with the query engine can run here, so the arguments and the reply shapes (RediSearch's own test
+// suite's, tests/pytests/test_resp3.py and test_aggregate.py) are pinned by these tests, and the
+// behaviour by the contract suite when REDIS_QUERY_URL is set.
 import { BasicCommandParser } from '@redis/client/dist/lib/client/parser.js';
-import HYBRID from '@redis/search/dist/lib/commands/HYBRID.js';
 import SEARCH from '@redis/search/dist/lib/commands/SEARCH.js';
 import t from 'tap';
 import {
@@ -11,10 +11,11 @@ import {
   createSearchIndex,
   dropSearchIndex,
   escapeTag,
-  hybridOptions,
   knnSearch,
+  parseTextAggregateReply,
+  textAggregateArgs,
   textQuery,
-  textSearch,
+  textTerms,
 } from '../../src/rag/redis-search-engine.ts';
 import { float32Bytes } from '../../src/store/chunk-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
@@ -31,15 +32,14 @@ const args = (parse: (parser: BasicCommandParser) => void) => {
   return parser.redisArgs.map((a) => (Buffer.isBuffer(a) ? `<${a.toString('hex')}>` : a));
 };
 
-t.test('tags are escaped; the text query keeps only words; the chatbot filter is always there', async (t) => {
+t.test('tags are escaped; the text query keeps only words, and is none without words', async (t) => {
   t.equal(escapeTag(chatbotId), '6f1c2a8e\\-4b7d\\-4e1a\\-9c3f\\-0a1b2c3d4e5f');
   t.equal(chatbotFilter(chatbotId), '@chatbot_id:{6f1c2a8e\\-4b7d\\-4e1a\\-9c3f\\-0a1b2c3d4e5f}');
-  t.equal(
-    textQuery(chatbotId, query.text),
-    '@chatbot_id:{6f1c2a8e\\-4b7d\\-4e1a\\-9c3f\\-0a1b2c3d4e5f} @title|content:(how|do|i|return|shoes|fast)',
-  );
-  t.equal(textQuery(chatbotId, '*** ???'), '@chatbot_id:{6f1c2a8e\\-4b7d\\-4e1a\\-9c3f\\-0a1b2c3d4e5f}');
-  t.equal(textQuery(chatbotId, 'Ünïcode déjà'), `${chatbotFilter(chatbotId)} @title|content:(ünïcode|déjà)`);
+  t.same(textTerms('Shoes, shoes & SHOES 2x'), ['shoes', '2x']);
+  t.equal(textTerms(Array.from({ length: 70 }, (_, i) => `w${i}`).join(' ')).length, 64);
+  t.equal(textQuery(query.text), '@title|content:(how|do|i|return|shoes|fast)');
+  t.equal(textQuery('*** ???'), undefined);
+  t.equal(textQuery('Ünïcode déjà'), '@title|content:(ünïcode|déjà)');
 });
 
 t.test('FT.CREATE: TAG chatbot_id and source_id, TEXT title and content, VECTOR HNSW FLOAT32 COSINE', async (t) => {
@@ -50,34 +50,87 @@ t.test('FT.CREATE: TAG chatbot_id and source_id, TEXT title and content, VECTOR 
   ]); // prettier-ignore
 });
 
-t.test('FT.HYBRID on 8.4+: BM25STD search, KNN 50 filtered to the chatbot, RRF with k = 60', async (t) => {
-  const vector = `<${float32Bytes(embedding).toString('hex')}>`;
-  t.equal(vector, '<9a99193fcdcc4c3f00000000>', 'little-endian FLOAT32 bytes');
-  t.same(args((p) => HYBRID.default.parseCommand(p, 'sb:idx:local-384', hybridOptions(query))), [
-    'FT.HYBRID', 'sb:idx:local-384',
-    'SEARCH', textQuery(chatbotId, query.text), 'SCORER', 'BM25STD', 'YIELD_SCORE_AS', 'text_score',
-    'VSIM', '@embedding', '$vector', 'KNN', '2', 'K', '50', 'FILTER', chatbotFilter(chatbotId),
-    'YIELD_SCORE_AS', 'vector_score',
-    'COMBINE', 'RRF', '6', 'WINDOW', '50', 'CONSTANT', '60', 'YIELD_SCORE_AS', 'score',
-    'LOAD', '4', '@__key', '@text_score', '@vector_score', '@score',
-    'LIMIT', '0', '5',
-    'PARAMS', '2', 'vector', vector,
-  ]); // prettier-ignore
-});
-
-t.test('before 8.4: a KNN FT.SEARCH and a BM25STD FT.SEARCH, fused in code', async (t) => {
+t.test('the vector half: a KNN 50 FT.SEARCH pre-filtered to the chatbot', async (t) => {
   const knn = knnSearch(query);
   const vector = `<${float32Bytes(embedding).toString('hex')}>`;
+  t.equal(vector, '<9a99193fcdcc4c3f00000000>', 'little-endian FLOAT32 bytes');
   t.same(args((p) => SEARCH.default.parseCommand(p, 'idx', knn.query, knn.options)), [
-    'FT.SEARCH', 'idx', `(${chatbotFilter(chatbotId)})=>[KNN 50 @embedding $vector AS vector_distance]`,
+    'FT.SEARCH', 'idx', '(@chatbot_id:{6f1c2a8e\\-4b7d\\-4e1a\\-9c3f\\-0a1b2c3d4e5f})=>[KNN 50 @embedding $vector AS vector_distance]',
     'RETURN', '1', 'vector_distance', 'SORTBY', 'vector_distance', 'ASC', 'LIMIT', '0', '50',
     'PARAMS', '2', 'vector', vector, 'DIALECT', '2',
   ]); // prettier-ignore
-  const text = textSearch(query);
-  t.same(args((p) => SEARCH.default.parseCommand(p, 'idx', text.query, text.options)), [
-    'FT.SEARCH', 'idx', textQuery(chatbotId, query.text),
-    'WITHSCORES', 'RETURN', '0', 'SCORER', 'BM25STD', 'LIMIT', '0', '50', 'DIALECT', '2',
+});
+
+t.test('the text half: BM25STD over the words alone, the chatbot kept by FILTER after scoring', async (t) => {
+  t.same(textAggregateArgs('sb:idx:local-384', query), [
+    'FT.AGGREGATE', 'sb:idx:local-384', '@title|content:(how|do|i|return|shoes|fast)',
+    'ADDSCORES', 'SCORER', 'BM25STD',
+    'LOAD', '2', '@__key', '@chatbot_id',
+    'FILTER', "@chatbot_id=='6f1c2a8e-4b7d-4e1a-9c3f-0a1b2c3d4e5f'",
+    'SORTBY', '2', '@__score', 'DESC',
+    'LIMIT', '0', '50',
+    'DIALECT', '2',
   ]); // prettier-ignore
+  t.equal(textAggregateArgs('idx', { ...query, text: '?!' }), undefined, 'no words: no text half');
+  for (const bad of ["x' || 1 == 1 || '", '6f1c2a8e-4b7d-4e1a-9c3f-0a1b2c3d4e5f ', '']) {
+    t.throws(() => textAggregateArgs('idx', { ...query, chatbotId: bad }), {
+      name: 'RangeError',
+      message: `chatbot id must be a UUID, got ${JSON.stringify(bad)}`,
+    });
+  }
+});
+
+t.test('the text aggregate reply, RESP3 (map) and RESP2 (array)', async (t) => {
+  const key = (n: number) => `sb:chunk:local-384:{b:${chatbotId}}:src:${n}`;
+  const resp3 = {
+    attributes: [],
+    format: 'STRING',
+    total_results: 2,
+    warning: [],
+    results: [
+      { extra_attributes: { __key: key(1), chatbot_id: chatbotId, __score: '27.0912' }, values: [] },
+      { extra_attributes: { __key: key(0), chatbot_id: chatbotId, __score: '1.19' }, values: [] },
+    ],
+  };
+  const expected = [
+    { key: key(1), score: 27.0912 },
+    { key: key(0), score: 1.19 },
+  ];
+  t.same(parseTextAggregateReply(resp3), expected);
+  t.same(
+    parseTextAggregateReply(
+      new Map<string, unknown>([
+        ['total_results', 2],
+        [
+          'results',
+          resp3.results.map((row) => new Map([['extra_attributes', new Map(Object.entries(row.extra_attributes))]])),
+        ],
+      ]),
+    ),
+    expected,
+    'RESP3 decoded as Maps',
+  );
+  t.same(
+    parseTextAggregateReply([
+      2,
+      ['__key', key(1), 'chatbot_id', chatbotId, '__score', '27.0912'],
+      ['__score', '1.19', '__key', key(0), 'chatbot_id', chatbotId],
+    ]),
+    expected,
+    'RESP2',
+  );
+  t.same(
+    parseTextAggregateReply([
+      1,
+      [Buffer.from('__key'), Buffer.from(key(1)), Buffer.from('__score'), Buffer.from('27.0912')],
+      ['__score', '3.5'],
+    ]),
+    [{ key: key(1), score: 27.0912 }],
+    'blob strings as bytes; a row without a key is left out',
+  );
+  t.same(parseTextAggregateReply({ total_results: 0, results: [], warning: [] }), []);
+  t.same(parseTextAggregateReply([0]), []);
+  t.throws(() => parseTextAggregateReply('OK'), { message: 'unexpected FT.AGGREGATE reply: "OK"' });
 });
 
 t.test(

@@ -2,7 +2,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
-import { openRetrieval } from '../../src/rag/retrieval.ts';
+import { openRetrieval, probeQueryEngine, queryEngineOfServer } from '../../src/rag/retrieval.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { SignalBus } from '../../src/store/signal-bus.ts';
@@ -31,4 +31,23 @@ t.test('the in-process engine searches each embedding space with the method that
     dimensions: 1536,
     vectorSearch: 'hnsw',
   });
+});
+
+t.test('the Redis engine is used only where the query engine can serve it', async (t) => {
+  t.same(await probeQueryEngine(redis), { usable: false, reason: 'this Redis has no query engine (FT._LIST failed)' });
+  const keys = new RedisKeys(`retrieval-${crypto.randomUUID().slice(0, 8)}:`);
+  const config = loadConfig({ SEARCH_ENGINE: 'redis' });
+  await t.rejects(openRetrieval(redis, keys, config, new SignalBus(redis, keys, logger), logger), {
+    name: 'SearchEngineUnavailableError',
+    message: 'SEARCH_ENGINE=redis, but this Redis has no query engine (FT._LIST failed)',
+  });
+  // ADDSCORES, which the text half's FT.AGGREGATE needs, came with the query engine of Redis 7.4.
+  t.same(queryEngineOfServer('# Server\r\nredis_version:7.2.5\r\n'), {
+    usable: false,
+    reason: 'this is Redis 7.2, whose query engine has no ADDSCORES (7.4 or later needed)',
+  });
+  t.same(queryEngineOfServer('redis_version:7.4.0\r\n'), { usable: true });
+  t.same(queryEngineOfServer('redis_version:8.4.0\r\n'), { usable: true });
+  t.same(queryEngineOfServer('redis_version:10.0.1\r\n'), { usable: true });
+  t.equal(queryEngineOfServer('').usable, false);
 });
