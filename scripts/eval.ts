@@ -1,28 +1,42 @@
 /**
  * `npm run eval`: the retrieval quality eval (see retrieval-eval.ts) — recall@5 and nDCG@10 of BM25
- * alone, vector search alone (local embedder) and the hybrid engine over test/fixtures/eval.
+ * alone, vector search alone (local embedder) and the hybrid engine, per split of questions, for
+ * each eval set under test/fixtures/eval.
  *
- *   npm run eval                      the table
+ *   npm run eval                      the tables
+ *   npm run eval -- --set company     one eval set
  *   npm run eval -- --misses          also every question hybrid does not fully answer in its top 5
  *   npm run eval -- --candidates 100  the hybrid engine fusing another number of candidates
  */
 
 import { parseArgs } from 'node:util';
-import { evaluate, formatReport, RECALL_AT } from './retrieval-eval.ts';
+import { EVAL_SETS, evaluate, formatReport, RECALL_AT, type EvalResult } from './retrieval-eval.ts';
 
 const { values } = parseArgs({
   options: {
     misses: { type: 'boolean', default: false },
     candidates: { type: 'string' },
+    set: { type: 'string' },
   },
 });
 
-const started = performance.now();
-const result = await evaluate(values.candidates === undefined ? {} : { candidates: Number(values.candidates) });
-console.log(formatReport(result));
-console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+const sets = EVAL_SETS.filter((set) => values.set === undefined || set.name === values.set);
+if (sets.length === 0) {
+  console.error(`no eval set "${values.set}"; the sets are ${EVAL_SETS.map((set) => set.name).join(', ')}`);
+  process.exit(2);
+}
+for (const set of sets) {
+  const started = performance.now();
+  const result = await evaluate({
+    ...set,
+    ...(values.candidates === undefined ? {} : { candidates: Number(values.candidates) }),
+  });
+  console.log(`\n${set.name}: ${formatReport(result)}`);
+  console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  if (values.misses) printMisses(result);
+}
 
-if (values.misses) {
+function printMisses(result: EvalResult): void {
   console.log(`\nQuestions whose relevant chunks hybrid does not all return in its top ${RECALL_AT}:`);
   for (const { question, ranked, scores } of result.perQuestion) {
     if (scores.hybrid.recall === 1) continue;

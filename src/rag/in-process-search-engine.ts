@@ -1,6 +1,6 @@
 /**
  * The in-process `SearchEngine`, for Redis servers without the query engine: chunk records held in
- * memory per chatbot, BM25 over `title + content`, vector search over the embeddings (vector-index.ts:
+ * memory per chatbot, BM25 over `title + content` (the title's words counted twice), vector search over the embeddings (vector-index.ts:
  * an HNSW graph or a column scan, as the embedding space suits), and the two top lists fused by the
  * shared Reciprocal Rank Fusion. Every chatbot has its own indexes, so a
  * query never touches, let alone returns, another chatbot's chunks.
@@ -128,7 +128,7 @@ export class InProcessSearchEngine implements SearchEngine {
       chatbot.sources.set(chunk.sourceId, sourceChunks);
     }
     sourceChunks.add(chunk.id);
-    chatbot.text.add(chunk.id, tokenize(`${chunk.title}\n${chunk.content}`));
+    chatbot.text.add(chunk.id, bm25Terms(chunk));
     chatbot.vectors.add(chunk.id, chunk.embedding);
     this.#chatbotOfChunk.set(chunk.id, chunk.chatbotId);
   }
@@ -164,6 +164,17 @@ export class InProcessSearchEngine implements SearchEngine {
       throw new RangeError(`${what} has ${embedding.length} dimensions, expected ${this.dimensions}`);
     }
   }
+}
+
+/**
+ * The terms BM25 indexes for a chunk: the title's twice, as the Redis engine's schema weighs the title
+ * field 2 (`createIndexArgs`), so that both engines rank alike; on the eval it lifted the company set's
+ * paraphrase questions and left the Node.js set unchanged (docs/decisions.md, "Retrieval that finds
+ * the answer").
+ */
+export function bm25Terms(chunk: Pick<ChunkRecord, 'title' | 'content'>): string[] {
+  const title = tokenize(chunk.title);
+  return [...title, ...title, ...tokenize(chunk.content)];
 }
 
 function engineHit(hits: ScoredId[], rank: number): EngineHit {
