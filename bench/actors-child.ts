@@ -17,6 +17,7 @@ import type { InboundMessage } from '../src/actors/conversation-messages.ts';
 import { ConversationRouter } from '../src/actors/conversation-router.ts';
 import { systemClock } from '../src/clock.ts';
 import type { LlmProvider } from '../src/llm/llm-provider.ts';
+import { TurnRetrieval } from '../src/rag/turn-retrieval.ts';
 import { createLogger } from '../src/logger.ts';
 import type { Chatbot } from '../src/store/chatbot-store.ts';
 import type { EventRelay } from '../src/webhooks/event-relay.ts';
@@ -115,11 +116,17 @@ function instantDeps(): ConversationDeps {
     consume: (): Promise<QuotaDecision> => Promise.resolve('counted'),
     refund: (): Promise<void> => Promise.resolve(),
   };
-  const llm: LlmProvider = { generate: () => Promise.resolve(REPLY) };
+  const llm: LlmProvider = { generate: () => Promise.resolve({ text: REPLY }) };
   return {
     conversations: conversations as unknown as ConversationStore,
     quota: quota as unknown as QuotaStore,
-    retriever: { retrieve: () => Promise.resolve([]) },
+    retrieval: new TurnRetrieval({
+      retriever: { retrieve: () => Promise.resolve([]) },
+      providers: { chatgpt: llm, gemini: llm, ollama: llm },
+      clock: systemClock,
+      logger: createLogger('silent'),
+      rewriteTimeoutMs: 60_000,
+    }),
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
     escalate: () => Promise.resolve(),
     feed: () => Promise.resolve(),

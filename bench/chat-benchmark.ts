@@ -18,7 +18,7 @@ import restify, { type Request, type Response } from 'restify';
 import { startApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { closeGracefully, listen } from '../src/http/http-server.ts';
-import type { LlmProvider } from '../src/llm/llm-provider.ts';
+import type { LlmProvider, LlmReply } from '../src/llm/llm-provider.ts';
 import type { LlmProviders } from '../src/llm/llm-providers.ts';
 import { createLogger } from '../src/logger.ts';
 import { startRedis } from '../test/support/redis-server.ts';
@@ -227,9 +227,9 @@ async function measureGateway(duration: number): Promise<GatewayFigures> {
 class InstantLlm implements LlmProvider {
   calls = 0;
 
-  generate(): Promise<string> {
+  generate(): Promise<LlmReply> {
     this.calls += 1;
-    return Promise.resolve(FAKE_REPLY);
+    return Promise.resolve({ text: FAKE_REPLY });
   }
 }
 

@@ -22,7 +22,7 @@ if (process.argv[1] === import.meta.filename) {
     CONVERSATION_RATE_LIMIT: UNLIMITED,
     PLAN_QUOTAS: `free=100,scale=${UNLIMITED}`,
   });
-  const llm: LlmProvider = { generate: () => Promise.resolve(FAKE_REPLY) };
+  const llm: LlmProvider = { generate: () => Promise.resolve({ text: FAKE_REPLY }) };
   const app = await startApp(config, createLogger('silent'), {
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
     shutdownGraceMs: 500,

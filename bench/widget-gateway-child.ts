@@ -27,7 +27,7 @@ async function startGateway(redisUrl: string): Promise<void> {
     CONVERSATION_RATE_LIMIT: UNLIMITED,
     PLAN_QUOTAS: `free=100,hobby=2000,standard=10000,scale=${UNLIMITED}`,
   });
-  const llm: LlmProvider = { generate: () => Promise.resolve(REPLY) };
+  const llm: LlmProvider = { generate: () => Promise.resolve({ text: REPLY }) };
   const providers: LlmProviders = { chatgpt: llm, gemini: llm, ollama: llm };
   const app = await startApp(config, createLogger(config.LOG_LEVEL), { providers, shutdownGraceMs: 1000 });
   try {

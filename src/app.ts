@@ -31,6 +31,7 @@ import type { Retriever } from './rag/retriever.ts';
 import { NotFoundError } from './errors.ts';
 import { createEmbedder, openRetrieval, settleEmbeddingSpace } from './rag/retrieval.ts';
 import { ServedRetrieval } from './rag/served-retrieval.ts';
+import { TurnRetrieval } from './rag/turn-retrieval.ts';
 import { createSearchIndex } from './rag/redis-search-engine.ts';
 import {
   endAbandonedMigration,
@@ -233,12 +234,15 @@ function conversationRouter(
   clock: Clock,
   logger: Logger,
 ): ConversationRouter {
+  const providers = options.providers ?? createLlmProviders(config);
+  const retriever = options.retriever ?? retrieval;
+  const rewriteTimeoutMs = config.LLM_TIMEOUT_MS;
   return new ConversationRouter(
     {
       conversations: services.conversations,
       quota: services.quota,
-      retriever: options.retriever ?? retrieval,
-      providers: options.providers ?? createLlmProviders(config),
+      retrieval: new TurnRetrieval({ retriever, providers, clock, logger, rewriteTimeoutMs }),
+      providers,
       relay: services.relay,
       escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
       feed: (chatbotId, sessionId, message) =>

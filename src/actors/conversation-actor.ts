@@ -4,17 +4,17 @@ import type { EscalationRules } from '../chatbots/chatbot-settings.ts';
 import type { Clock } from '../clock.ts';
 import { asksForHuman, matchesKeyword } from '../conversations/escalation-intent.ts';
 import { sourceOf } from '../conversations/session.ts';
+import { generateTurnReply, type Generation } from '../conversations/turn-generation.ts';
 import { ProviderError, RateLimitError } from '../errors.ts';
 import type { LlmProviders } from '../llm/llm-providers.ts';
 import type { Logger } from '../logger.ts';
-import { buildPrompt, HISTORY_SIZE } from '../rag/prompt-builder.ts';
-import type { Retriever } from '../rag/retriever.ts';
-import type { ConversationStore, StoredMessage } from '../store/conversation-store.ts';
+import { HISTORY_SIZE } from '../rag/prompt-builder.ts';
+import type { TurnRetrieval } from '../rag/turn-retrieval.ts';
+import type { ConversationStore, StoredMessage, TurnStart } from '../store/conversation-store.ts';
 import type { QuotaStore } from '../store/quota-store.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
 import {
-  llmDone,
-  llmFailed,
+  generated,
   retry,
   type ConversationMessage,
   type InboundMessage,
@@ -25,7 +25,8 @@ import {
 export interface ConversationDeps {
   conversations: ConversationStore;
   quota: QuotaStore;
-  retriever: Retriever;
+  /** A turn's retrieval step (with the chatbot's query rewrite, when on). */
+  retrieval: TurnRetrieval;
   providers: LlmProviders;
   /** Writes the webhook deliveries of a turn's events (recorded by the turn's first script). */
   relay: EventRelay;
@@ -46,7 +47,7 @@ interface Waiting {
   quotaCounted: boolean;
 }
 
-/** The turn whose LLM call is in flight. */
+/** The turn whose retrieval and LLM call are in flight. */
 interface ActiveTurn {
   id: number;
   waiting: Waiting;
@@ -94,11 +95,8 @@ export function conversationBehaviour(deps: ConversationDeps) {
           quotaCounted: false,
         });
         break;
-      case 'llm-done':
-        await finishTurn(deps, state, message.turn, message.text, undefined);
-        break;
-      case 'llm-failed':
-        await finishTurn(deps, state, message.turn, undefined, message.error);
+      case 'generated':
+        await finishTurn(deps, state, message.turn, message.generation);
         break;
       case 'refresh':
         await applyRefresh(deps, state);
@@ -120,7 +118,8 @@ async function startWaiting(deps: ConversationDeps, state: ConversationState, se
       const started = await beginTurn(deps, state, next, self);
       if (started === 'wait') return;
     } catch (error) {
-      state.waiting.shift();
+      // The turn may have left the queue before it threw: the message behind it must stay.
+      if (state.waiting[0] === next) state.waiting.shift();
       deps.logger.error({ err: error }, 'conversation turn failed');
       settle(next, { kind: 'failed', error: error as Error });
     }
@@ -165,6 +164,27 @@ async function beginTurn(
     settle(next, { kind: 'failed', error: new RateLimitError('Conversation rate limit exceeded.') });
     return 'next';
   }
+  try {
+    return await runTurn(deps, state, next, start, self);
+  } catch (error) {
+    // Whatever failed once the lease was taken, the lease goes too: the messages behind this one must
+    // not wait for it to lapse.
+    await deps.conversations.endTurn(chatbot.id, sessionId, start.token, null).catch((endError: unknown) => {
+      deps.logger.warn({ err: endError, chatbot_id: chatbot.id }, 'conversation lease not released');
+    });
+    throw error;
+  }
+}
+
+/** A leased turn: its events, escalation, takeover check, and its retrieval and LLM call set going. */
+async function runTurn(
+  deps: ConversationDeps,
+  state: ConversationState,
+  next: Waiting,
+  start: Extract<TurnStart, { kind: 'started' }>,
+  self: Ref<ConversationMessage>,
+): Promise<'wait' | 'next'> {
+  const { chatbot, sessionId, content, channel } = next.inbound;
   const { token } = start;
   // Events a dead process left pending for this chatbot first (they happened before), then this turn's.
   // Neither can fail the turn: the entries are in Redis, and what is not written now is written later.
@@ -183,20 +203,6 @@ async function beginTurn(
     return 'next';
   }
   next.inbound.onTyping?.();
-  let prompt;
-  try {
-    const context = await deps.retriever.retrieve(chatbot.id, content);
-    prompt = buildPrompt({
-      chatbotName: chatbot.name,
-      systemPrompt: chatbot.system_prompt,
-      context,
-      history: start.history,
-      message: content,
-    });
-  } catch (error) {
-    await deps.conversations.endTurn(chatbot.id, sessionId, token, null);
-    throw error;
-  }
   const id = ++state.lastTurnId;
   const renew = setInterval(() => {
     // A failed renewal is tried again a third of a lease later; should the lease lapse meanwhile, the
@@ -207,33 +213,34 @@ async function beginTurn(
   }, deps.limits.leaseMs / 3);
   renew.unref();
   state.turn = { id, waiting: next, token, answered: false, renew };
-  deps.providers[chatbot.provider].generate(chatbot.model, prompt).then(
-    (text) => nact.dispatch(self, llmDone(id, text)),
-    (error: unknown) => nact.dispatch(self, llmFailed(id, error)),
+  // Retrieval (with a query rewrite, itself an LLM call) runs outside the handler, like the reply's LLM
+  // call: a takeover meanwhile takes effect at once, and the lease is renewed throughout.
+  void generateTurnReply(deps, { chatbot, channel, history: start.history, message: content }).then((generation) =>
+    nact.dispatch(self, generated(id, generation)),
   );
   return 'wait';
 }
 
 /** Stores the LLM's reply (or nothing, on failure) and answers the requester unless already told. */
-async function finishTurn(
-  deps: ConversationDeps,
-  state: ConversationState,
-  id: number,
-  text: string | undefined,
-  failure: unknown,
-): Promise<void> {
+async function finishTurn(deps: ConversationDeps, state: ConversationState, id: number, generation: Generation) {
   const turn = state.turn;
   if (!turn || turn.id !== id) return;
   clearInterval(turn.renew);
   state.turn = undefined;
   const { chatbot, sessionId } = turn.waiting.inbound;
   try {
-    if (text === undefined) {
-      deps.logger.error({ err: failure, chatbot_id: chatbot.id }, 'LLM provider failed');
+    if (generation.kind !== 'reply') {
+      const llm = generation.kind === 'llm-failed';
+      deps.logger.error(
+        { err: generation.error, chatbot_id: chatbot.id },
+        llm ? 'LLM provider failed' : 'conversation turn failed',
+      );
       await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, null);
-      if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: new ProviderError('LLM provider error.') });
+      const error = llm ? new ProviderError('LLM provider error.') : (generation.error as Error);
+      if (!turn.answered) turn.waiting.answer({ kind: 'failed', error });
       return;
     }
+    const text = generation.text;
     const reply = text.trim() ? text : chatbot.fallback_message;
     const end = await deps.conversations.endTurn(chatbot.id, sessionId, turn.token, {
       role: 'assistant',

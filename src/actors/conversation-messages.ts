@@ -1,4 +1,5 @@
 import type { Channel } from '../conversations/session.ts';
+import type { Generation } from '../conversations/turn-generation.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 
 /** A visitor message from any channel, in the project's own terms. */
@@ -22,8 +23,8 @@ export type TurnOutcome =
 export type ConversationMessage =
   /** `answer` tells the requester (possibly early, on takeover); `done` fires once the turn has ended. */
   | { type: 'inbound'; inbound: InboundMessage; answer: (outcome: TurnOutcome) => void; done: () => void }
-  | { type: 'llm-done'; turn: number; text: string }
-  | { type: 'llm-failed'; turn: number; error: unknown }
+  /** A turn's retrieval and LLM call ended (successfully or not). */
+  | { type: 'generated'; turn: number; generation: Generation }
   /** Takeover, release or escalation changed the record in Redis: reload it now. */
   | { type: 'refresh' }
   /** Another process held the conversation's lease: try the waiting message again. */
@@ -34,7 +35,10 @@ export const inbound = (
   answer: (outcome: TurnOutcome) => void,
   done: () => void,
 ): ConversationMessage => ({ type: 'inbound', inbound: message, answer, done });
-export const llmDone = (turn: number, text: string): ConversationMessage => ({ type: 'llm-done', turn, text });
-export const llmFailed = (turn: number, error: unknown): ConversationMessage => ({ type: 'llm-failed', turn, error });
+export const generated = (turn: number, generation: Generation): ConversationMessage => ({
+  type: 'generated',
+  turn,
+  generation,
+});
 export const refresh: ConversationMessage = { type: 'refresh' };
 export const retry: ConversationMessage = { type: 'retry' };

@@ -35,7 +35,17 @@ export interface WidgetLook {
   welcome_message: string;
 }
 
-/** Per-chatbot settings of the widget, lead form and escalation. */
+/** How a chatbot looks up passages for a visitor message. */
+export interface RetrievalSettings {
+  /**
+   * Before retrieving, the chatbot's own LLM rewrites the message (with the last turns) into a
+   * standalone question and search terms, and the passages found for each are fused. Costs one more
+   * LLM call per message.
+   */
+  query_rewrite: boolean;
+}
+
+/** Per-chatbot settings of the widget, lead form, escalation and retrieval. */
 export interface ChatbotSettings {
   /** Origins allowed to open the widget socket, e.g. `https://example.com`; empty: any. */
   allowed_origins: string[];
@@ -43,6 +53,7 @@ export interface ChatbotSettings {
   ctas: CallToAction[];
   escalation: EscalationRules;
   widget: WidgetLook;
+  retrieval: RetrievalSettings;
 }
 
 export const DEFAULT_SETTINGS: ChatbotSettings = {
@@ -51,6 +62,7 @@ export const DEFAULT_SETTINGS: ChatbotSettings = {
   ctas: [],
   escalation: { smart_intent: true, keywords: [], fallback_streak: 0 },
   widget: { title: '', color: '#2563eb', welcome_message: '' },
+  retrieval: { query_rewrite: false },
 };
 
 const origin = z.string().transform((value, ctx) => {
@@ -127,6 +139,11 @@ const settingsPatch = z.strictObject({
       welcome_message: z.string().trim().max(1000).optional(),
     })
     .optional(),
+  retrieval: z
+    .strictObject({
+      query_rewrite: z.boolean({ error: 'must be true or false' }).optional(),
+    })
+    .optional(),
 });
 
 /** A change to some of the settings; what is left out stays as it was. */
@@ -150,6 +167,7 @@ export function applySettingsPatch(current: ChatbotSettings, patch: unknown): Ch
     ctas: (next.ctas ?? current.ctas).map(withoutUndefined),
     escalation: { ...current.escalation, ...withoutUndefined(next.escalation ?? {}) },
     widget: { ...current.widget, ...withoutUndefined(next.widget ?? {}) },
+    retrieval: { ...current.retrieval, ...withoutUndefined(next.retrieval ?? {}) },
   };
 }
 
@@ -162,6 +180,7 @@ export function parseSettings(json: string | undefined): ChatbotSettings {
     ...stored,
     escalation: { ...DEFAULT_SETTINGS.escalation, ...stored.escalation },
     widget: { ...DEFAULT_SETTINGS.widget, ...stored.widget },
+    retrieval: { ...DEFAULT_SETTINGS.retrieval, ...stored.retrieval },
   };
 }
 

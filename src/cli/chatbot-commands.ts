@@ -21,6 +21,7 @@ interface ConfigureOptions {
   title?: string;
   color?: string;
   welcomeMessage?: string;
+  queryRewrite?: string;
 }
 
 /** `bot create|update|pause|resume|delete|configure`. */
@@ -83,7 +84,7 @@ export function registerChatbotCommands(program: Command): void {
     );
   bot
     .command('configure')
-    .description('widget, lead form and escalation settings; prints them all (with no option: unchanged)')
+    .description('widget, lead form, escalation and retrieval settings; prints them all (with no option: unchanged)')
     .requiredOption('--bot <id>', 'chatbot id')
     .option('--allowed-origins <list>', 'comma-separated origins allowed to embed the widget ("" = any)')
     .option('--lead-fields <fields>', 'custom lead-form fields: "name:Label[*],…" (* = required) or a JSON array')
@@ -95,6 +96,10 @@ export function registerChatbotCommands(program: Command): void {
     .option('--title <text>', 'widget title (default: the chatbot name)')
     .option('--color <hex>', 'widget colour, e.g. #2563eb')
     .option('--welcome-message <text>', 'first message the widget shows')
+    .option(
+      '--query-rewrite <on|off>',
+      "rewrite each message with the chatbot's LLM before retrieving (one more LLM call per message; default off)",
+    )
     .action((opts: ConfigureOptions) =>
       runCommand(async (s) => {
         const settings = await s.chatbots.configure(opts.bot, settingsPatch(opts));
@@ -114,7 +119,13 @@ function settingsPatch(opts: ConfigureOptions): SettingsPatch {
   if (opts.color !== undefined) widget.color = opts.color;
   if (opts.welcomeMessage !== undefined) widget.welcome_message = opts.welcomeMessage;
   if (Object.keys(widget).length > 0) patch.widget = widget;
+  if (opts.queryRewrite !== undefined) patch.retrieval = { query_rewrite: onOff('--query-rewrite', opts.queryRewrite) };
   return patch;
+}
+
+function onOff(option: string, value: string): boolean {
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new CliError(`${option} must be on or off`);
 }
 
 function list(value: string): string[] {

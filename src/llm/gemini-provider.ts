@@ -1,5 +1,12 @@
 import { GoogleGenAI } from '@google/genai';
-import { LlmError, type ChatPrompt, type LlmCallOptions, type LlmProvider } from './llm-provider.ts';
+import {
+  LlmError,
+  type ChatPrompt,
+  type GenerateOptions,
+  type LlmCallOptions,
+  type LlmProvider,
+  type LlmReply,
+} from './llm-provider.ts';
 
 /** API version, set explicitly: the SDK's default differs between releases. */
 export const GEMINI_API_VERSION = 'v1';
@@ -23,7 +30,7 @@ export class GeminiProvider implements LlmProvider {
       : undefined;
   }
 
-  async generate(model: string, prompt: ChatPrompt): Promise<string> {
+  async generate(model: string, prompt: ChatPrompt, options: GenerateOptions = {}): Promise<LlmReply> {
     if (!this.client) throw new LlmError('gemini', 'GEMINI_API_KEY is not set');
     try {
       const response = await this.client.models.generateContent({
@@ -32,9 +39,15 @@ export class GeminiProvider implements LlmProvider {
           role: turn.role === 'assistant' ? 'model' : 'user',
           parts: [{ text: turn.content }],
         })),
-        config: { systemInstruction: prompt.system },
+        config: { systemInstruction: prompt.system, abortSignal: options.signal },
       });
-      return response.text ?? '';
+      const usage = response.usageMetadata;
+      // A thinking model's thoughts are billed as output but counted apart from the candidates.
+      const output =
+        usage?.candidatesTokenCount === undefined && usage?.thoughtsTokenCount === undefined
+          ? undefined
+          : (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0);
+      return { text: response.text ?? '', usage: { input_tokens: usage?.promptTokenCount, output_tokens: output } };
     } catch (error) {
       throw new LlmError('gemini', error instanceof Error ? error.message : String(error), { cause: error });
     }

@@ -10,10 +10,28 @@ export interface ChatPrompt {
   turns: PromptTurn[];
 }
 
+/** The tokens a call was billed for, as the provider reported them (absent when it did not). */
+export interface TokenUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
+/** What a call produced: the text ('' when the model produced nothing) and its reported usage. */
+export interface LlmReply {
+  text: string;
+  usage?: TokenUsage;
+}
+
+/** Per-call options. */
+export interface GenerateOptions {
+  /** Abandons the call (and its retries) when aborted; the call then rejects with an LlmError. */
+  signal?: AbortSignal;
+}
+
 /** A chat LLM behind one interface; each adapter maps the prompt to its native message format. */
 export interface LlmProvider {
-  /** The reply text ('' when the model produced nothing). Throws LlmError on any failure. */
-  generate(model: string, prompt: ChatPrompt): Promise<string>;
+  /** The reply and its token usage. Throws LlmError on any failure. */
+  generate(model: string, prompt: ChatPrompt, options?: GenerateOptions): Promise<LlmReply>;
 }
 
 /** The provider failed, timed out or is not configured. `detail` stays generic; `cause` is logged. */

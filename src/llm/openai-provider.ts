@@ -1,5 +1,12 @@
 import OpenAI from 'openai';
-import { LlmError, type ChatPrompt, type LlmCallOptions, type LlmProvider } from './llm-provider.ts';
+import {
+  LlmError,
+  type ChatPrompt,
+  type GenerateOptions,
+  type LlmCallOptions,
+  type LlmProvider,
+  type LlmReply,
+} from './llm-provider.ts';
 
 /** The `chatgpt` provider: OpenAI chat completions through the official SDK. */
 export class OpenAiProvider implements LlmProvider {
@@ -17,14 +24,18 @@ export class OpenAiProvider implements LlmProvider {
       : undefined;
   }
 
-  async generate(model: string, prompt: ChatPrompt): Promise<string> {
+  async generate(model: string, prompt: ChatPrompt, options: GenerateOptions = {}): Promise<LlmReply> {
     if (!this.client) throw new LlmError('openai', 'OPENAI_API_KEY is not set');
     try {
-      const completion = await this.client.chat.completions.create({
-        model,
-        messages: [{ role: 'system', content: prompt.system }, ...prompt.turns],
-      });
-      return completion.choices[0]?.message.content ?? '';
+      const completion = await this.client.chat.completions.create(
+        { model, messages: [{ role: 'system', content: prompt.system }, ...prompt.turns] },
+        { signal: options.signal },
+      );
+      // completion_tokens already counts a reasoning model's reasoning tokens.
+      return {
+        text: completion.choices[0]?.message.content ?? '',
+        usage: { input_tokens: completion.usage?.prompt_tokens, output_tokens: completion.usage?.completion_tokens },
+      };
     } catch (error) {
       throw new LlmError('openai', error instanceof Error ? error.message : String(error), { cause: error });
     }

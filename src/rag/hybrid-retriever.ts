@@ -18,6 +18,7 @@ export class HybridRetriever implements Retriever {
   async retrieve(chatbotId: string, query: string): Promise<RetrievedChunk[]> {
     const hits = await this.search(chatbotId, query, CONTEXT_CHUNKS);
     return hits.map((hit) => ({
+      id: hit.chunk.id,
       text: hit.chunk.content,
       title: hit.chunk.title,
       url: hit.chunk.url,

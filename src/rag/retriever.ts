@@ -1,5 +1,7 @@
 /** A passage of a chatbot's sources that answers the question, with where it came from. */
 export interface RetrievedChunk {
+  /** The chunk's id (what rankings are fused by). */
+  id: string;
   text: string;
   title: string;
   url: string;

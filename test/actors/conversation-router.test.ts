@@ -1,8 +1,9 @@
 import t from 'tap';
 import type { TurnOutcome } from '../../src/actors/conversation-messages.ts';
 import { ConversationRouter } from '../../src/actors/conversation-router.ts';
-import type { ChatPrompt, LlmProvider } from '../../src/llm/llm-provider.ts';
+import type { ChatPrompt, LlmProvider, LlmReply } from '../../src/llm/llm-provider.ts';
 import { createLogger } from '../../src/logger.ts';
+import { TurnRetrieval } from '../../src/rag/turn-retrieval.ts';
 import { AccountStore } from '../../src/store/account-store.ts';
 import { ChatbotStore } from '../../src/store/chatbot-store.ts';
 import { EventRelay } from '../../src/webhooks/event-relay.ts';
@@ -11,6 +12,7 @@ import { ConversationStore } from '../../src/store/conversation-store.ts';
 import { QuotaStore } from '../../src/store/quota-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { LogCapture } from '../support/log-capture.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const server = await startRedis();
@@ -30,33 +32,41 @@ const relay = new EventRelay(pending, { emit: () => Promise.resolve() }, createL
 const user = await new AccountStore(redis, keys, clock, ['scale']).create('router@example.com', 'scale');
 const chatbot = await new ChatbotStore(redis, keys, clock).create(user.id, { name: 'Router Bot' });
 
-/** An in-process LLM: answers with the number of turns it was shown, after an optional gate. */
+/**
+ * An in-process LLM: answers with the number of turns it was shown, after an optional gate, and
+ * reports as many input tokens as turns and 2 output tokens.
+ */
 class EchoProvider implements LlmProvider {
   prompts: ChatPrompt[] = [];
   gate: Promise<void> | undefined;
-  async generate(_model: string, prompt: ChatPrompt): Promise<string> {
+  down = false;
+  async generate(_model: string, prompt: ChatPrompt): Promise<LlmReply> {
     this.prompts.push(prompt);
     if (this.gate) await this.gate;
-    return `seen ${prompt.turns.length}`;
+    if (this.down) throw new Error('provider down');
+    return { text: `seen ${prompt.turns.length}`, usage: { input_tokens: prompt.turns.length, output_tokens: 2 } };
   }
 }
 const provider = new EchoProvider();
 
-function makeRouter(idleMs: number, sweepEveryMs?: number, realClock = false) {
+function makeRouter(idleMs: number, sweepEveryMs?: number, realClock = false, logger = createLogger('silent')) {
+  const routerClock = realClock ? { nowMicros: () => Date.now() * 1000 } : clock;
+  const providers = { chatgpt: provider, gemini: provider, ollama: provider };
+  const retriever = { retrieve: () => Promise.resolve([]) };
   return new ConversationRouter(
     {
       conversations,
       quota: new QuotaStore(redis, keys, clock, { scale: 1_000_000 }),
-      retriever: { retrieve: () => Promise.resolve([]) },
-      providers: { chatgpt: provider, gemini: provider, ollama: provider },
+      retrieval: new TurnRetrieval({ retriever, providers, clock: routerClock, logger, rewriteTimeoutMs: 5000 }),
+      providers,
       relay,
       escalate: () => Promise.resolve(),
       feed: () => Promise.resolve(),
-      clock: realClock ? { nowMicros: () => Date.now() * 1000 } : clock,
-      logger: createLogger('silent'),
+      clock: routerClock,
+      logger,
       limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs: 30_000 },
     },
-    { idleMs, clock: realClock ? { nowMicros: () => Date.now() * 1000 } : clock, sweepEveryMs },
+    { idleMs, clock: routerClock, sweepEveryMs },
   );
 }
 
@@ -182,4 +192,58 @@ t.test('stopping waits for the turns in progress, so no conversation keeps a lea
   await stopping;
   t.match(await pending, { kind: 'reply', text: 'seen 1' });
   t.equal(await redis.exists(keys.conversationLease(chatbot.id, 'p-stop')), 0, 'no lease left behind');
+});
+
+t.test('a turn that throws fails alone: the messages queued behind it are still answered', async (t) => {
+  const router = makeRouter(1000);
+  t.teardown(() => router.stop());
+  let open!: () => void;
+  provider.gate = new Promise((resolve) => (open = resolve));
+  const first = send(router, 'p-throw', 'first');
+  while (provider.prompts.at(-1)?.turns.at(-1)?.content !== 'first') {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  // Queued behind the turn in flight: the second throws after it left the queue (a channel's bug).
+  const onTyping = () => {
+    throw new Error('typing indicator exploded');
+  };
+  const second = router.send({ chatbot, sessionId: 'p-throw', content: 'second', channel: 'api', onTyping });
+  const third = send(router, 'p-throw', 'third');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  provider.gate = undefined;
+  open();
+  t.match(await first, { kind: 'reply', text: 'seen 1' });
+  t.match(await second, { kind: 'failed', error: { message: 'typing indicator exploded' } });
+  t.match(await third, { kind: 'reply', text: 'seen 4' });
+});
+
+t.test('each turn that called the LLM logs one metrics line: numbers, no text', async (t) => {
+  const logs = new LogCapture();
+  const router = makeRouter(1000, undefined, false, createLogger('info', logs));
+  t.teardown(() => router.stop());
+  await send(router, 'p-metrics', 'how much is shipping?');
+  provider.down = true;
+  t.teardown(() => (provider.down = false));
+  t.match(await send(router, 'p-metrics', 'and to Norway?'), { kind: 'failed' });
+  const common = {
+    level: 30,
+    chatbot_id: chatbot.id,
+    channel: 'api',
+    provider: chatbot.provider,
+    model: chatbot.model,
+  };
+  t.same(logs.withMessage('turn metrics'), [
+    {
+      ...common,
+      retrieve_ms: 0,
+      llm: { status: 'ok', ms: 0, input_tokens: 1, output_tokens: 2 },
+      msg: 'turn metrics',
+    },
+    {
+      ...common,
+      retrieve_ms: 0,
+      llm: { status: 'failed', ms: 0, input_tokens: null, output_tokens: null },
+      msg: 'turn metrics',
+    },
+  ]);
 });

@@ -14,6 +14,7 @@ t.test('a patch changes only what it names; nested sections merge', async (t) =>
     ctas: [],
     escalation: { smart_intent: true, keywords: ['refund'], fallback_streak: 0 },
     widget: { title: '', color: '#112233', welcome_message: '' },
+    retrieval: { query_rewrite: false },
   });
   const again = applySettingsPatch(next, { escalation: { fallback_streak: 2 } });
   t.same(again.escalation, { smart_intent: true, keywords: ['refund'], fallback_streak: 2 });
@@ -53,14 +54,38 @@ t.test('bad settings are refused with a detail naming the setting', async (t) =>
     [{ widget: { color: 'blue' } }, 'widget.color: must be a hex colour like #2563eb'],
     [{ escalation: { fallback_streak: -1 } }, 'escalation.fallback_streak: Too small: expected number to be >=0'],
     [{ colour: '#fff' }, 'settings: Unrecognized key: "colour"'],
+    [{ retrieval: { query_rewrite: 'yes' } }, 'retrieval.query_rewrite: must be true or false'],
+    [{ retrieval: { query_rewrite: null } }, 'retrieval.query_rewrite: must be true or false'],
+    [{ retrieval: { rewrite: true } }, 'retrieval: Unrecognized key: "rewrite"'],
   ];
   for (const [patch, detail] of cases) {
     t.throws(() => applySettingsPatch(structuredClone(DEFAULT_SETTINGS), patch), new ValidationError(detail), detail);
   }
 });
 
+t.test('query rewrite is off by default and turned on and off by a patch', async (t) => {
+  t.same(DEFAULT_SETTINGS.retrieval, { query_rewrite: false });
+  const on = applySettingsPatch(structuredClone(DEFAULT_SETTINGS), { retrieval: { query_rewrite: true } });
+  t.same(on, { ...DEFAULT_SETTINGS, retrieval: { query_rewrite: true } });
+  t.same(applySettingsPatch(on, { widget: { title: 'T' } }).retrieval, { query_rewrite: true }, 'left as it was');
+  t.same(applySettingsPatch(on, { retrieval: {} }).retrieval, { query_rewrite: true });
+  t.same(applySettingsPatch(on, { retrieval: { query_rewrite: false } }).retrieval, { query_rewrite: false });
+});
+
 t.test('stored settings missing newer sections read as defaults', async (t) => {
   t.same(parseSettings(undefined), DEFAULT_SETTINGS);
+  const stored = {
+    allowed_origins: [],
+    lead_fields: [],
+    ctas: [],
+    escalation: { smart_intent: false, keywords: [], fallback_streak: 0 },
+    widget: { title: 'Old', color: '#000000', welcome_message: '' },
+  };
+  t.same(
+    parseSettings(JSON.stringify(stored)),
+    { ...stored, retrieval: { query_rewrite: false } },
+    'settings stored before the retrieval group have query rewrite off',
+  );
   t.same(parseSettings('{"allowed_origins":["https://a.example"]}'), {
     ...DEFAULT_SETTINGS,
     allowed_origins: ['https://a.example'],

@@ -102,6 +102,7 @@ t.test('settings: read and change the widget, lead form, CTAs and escalation rul
     ctas: [],
     escalation: { smart_intent: true, keywords: [], fallback_streak: 0 },
     widget: { title: '', color: '#2563eb', welcome_message: '' },
+    retrieval: { query_rewrite: false },
   });
   const patch = {
     allowed_origins: ['https://shop.example'],
@@ -109,6 +110,7 @@ t.test('settings: read and change the widget, lead form, CTAs and escalation rul
     ctas: [{ id: 'sales', label: 'Talk to sales', action: 'escalate' }],
     escalation: { keywords: ['refund'] },
     widget: { color: '#0f766e', welcome_message: 'Hello!' },
+    retrieval: { query_rewrite: true },
   };
   const changed = await client.patch(`/dashboard/api/chatbots/${bot.id}/settings`, patch);
   t.same(
@@ -125,6 +127,12 @@ t.test('settings: read and change the widget, lead form, CTAs and escalation rul
   );
   const bad = await client.patch(`/dashboard/api/chatbots/${bot.id}/settings`, { widget: { color: 'teal' } });
   t.same([bad.status, bad.body], [400, { detail: 'widget.color: must be a hex colour like #2563eb' }]);
+  const notBoolean = await client.patch(`/dashboard/api/chatbots/${bot.id}/settings`, {
+    retrieval: { query_rewrite: 'on' },
+  });
+  t.same([notBoolean.status, notBoolean.body], [400, { detail: 'retrieval.query_rewrite: must be true or false' }]);
+  const off = await client.patch(`/dashboard/api/chatbots/${bot.id}/settings`, { retrieval: { query_rewrite: false } });
+  t.same([off.status, off.body.retrieval], [200, { query_rewrite: false }]);
 });
 
 t.test('sources: add text and url, upload a file, list with status, delete', async (t) => {

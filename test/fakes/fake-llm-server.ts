@@ -10,15 +10,35 @@ export interface RecordedRequest {
   at: number;
 }
 
-/** What the fake does with a request: answer with text, fail with a status, or never answer. */
+/**
+ * The tokens a reply reports, as each provider's API does: `output` is every billed output token,
+ * `reasoning` the part of it a thinking model spent thinking.
+ */
+export interface FakeUsage {
+  input: number;
+  output: number;
+  reasoning?: number;
+}
+
+/**
+ * What the fake does with a request: answer with text (and usage: by default one token per word of
+ * the request's texts and of the reply), fail with a status, or never answer.
+ */
 export type FakeBehaviour =
-  { text: string; delayMs?: number } | { status: number; body?: unknown; delayMs?: number } | { hang: true };
+  | { text: string; delayMs?: number; usage?: FakeUsage }
+  | { status: number; body?: unknown; delayMs?: number }
+  | { hang: true };
 
 /** The wire format of one provider: where it listens and how a reply is shaped. */
 interface WireFormat {
   matches(method: string, path: string): boolean;
-  reply(text: string, request: RecordedRequest): unknown;
+  /** The words of the request's prompt (system text and messages). */
+  promptText(request: RecordedRequest): string;
+  reply(text: string, request: RecordedRequest, usage: FakeUsage): unknown;
 }
+
+/** One token per word: predictable counts for exact assertions. */
+export const countWords = (text: string): number => text.split(/\s+/).filter(Boolean).length;
 
 /**
  * A loopback HTTP server that speaks one LLM provider's protocol, so the official SDKs can be driven
@@ -87,51 +107,90 @@ export class FakeLlmServer {
         res.end(JSON.stringify(behaviour.body ?? { error: { message: 'fake failure' } }));
         return;
       }
+      const usage = behaviour.usage ?? {
+        input: countWords(this.format.promptText(request)),
+        output: countWords(behaviour.text),
+      };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(this.format.reply(behaviour.text, request)));
+      res.end(JSON.stringify(this.format.reply(behaviour.text, request, usage)));
     } finally {
       this.inFlight -= 1;
     }
   }
 }
 
-/** OpenAI: POST /v1/chat/completions. */
+const texts = (messages: Array<{ content: string }>) => messages.map((message) => message.content).join('\n');
+
+/** OpenAI: POST /v1/chat/completions; `usage` as the API reports it (completion tokens include reasoning). */
 export function fakeOpenAi(): FakeLlmServer {
   return new FakeLlmServer({
     matches: (method, path) => method === 'POST' && path === '/v1/chat/completions',
-    reply: (text, request) => ({
+    promptText: (request) => texts(request.body.messages),
+    reply: (text, request, usage) => ({
       id: `chatcmpl-${request.at}`,
       object: 'chat.completion',
       created: Math.floor(request.at / 1000),
       model: request.body.model,
       choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      usage: {
+        prompt_tokens: usage.input,
+        completion_tokens: usage.output,
+        total_tokens: usage.input + usage.output,
+        prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+        completion_tokens_details: {
+          reasoning_tokens: usage.reasoning ?? 0,
+          audio_tokens: 0,
+          accepted_prediction_tokens: 0,
+          rejected_prediction_tokens: 0,
+        },
+      },
     }),
   });
 }
 
-/** Gemini: POST /v1/models/{model}:generateContent. */
+/**
+ * Gemini: POST /v1/models/{model}:generateContent; `usageMetadata` as the API reports it (a thinking
+ * model's thoughts counted apart from the candidates).
+ */
 export function fakeGemini(): FakeLlmServer {
   return new FakeLlmServer({
     matches: (method, path) => method === 'POST' && /^\/v1\/models\/[^/:]+:generateContent$/.test(path),
-    reply: (text, request) => ({
+    promptText: (request) =>
+      [request.body.systemInstruction, ...request.body.contents]
+        .flatMap((content: { parts: Array<{ text: string }> } | undefined) => content?.parts ?? [])
+        .map((part) => part.text)
+        .join('\n'),
+    reply: (text, request, usage) => ({
       candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
+      usageMetadata: {
+        promptTokenCount: usage.input,
+        candidatesTokenCount: usage.output - (usage.reasoning ?? 0),
+        totalTokenCount: usage.input + usage.output,
+        promptTokensDetails: [{ modality: 'TEXT', tokenCount: usage.input }],
+        ...(usage.reasoning ? { thoughtsTokenCount: usage.reasoning } : {}),
+      },
       modelVersion: request.path.split('/')[3]!.split(':')[0],
     }),
   });
 }
 
-/** Ollama: POST /api/chat (non-streaming). */
+/** Ollama: POST /api/chat (non-streaming), with the counts and durations (ns) the API reports. */
 export function fakeOllama(): FakeLlmServer {
   return new FakeLlmServer({
     matches: (method, path) => method === 'POST' && path === '/api/chat',
-    reply: (text, request) => ({
+    promptText: (request) => texts(request.body.messages),
+    reply: (text, request, usage) => ({
       model: request.body.model,
       created_at: new Date(request.at).toISOString(),
       message: { role: 'assistant', content: text },
       done: true,
       done_reason: 'stop',
+      total_duration: 5_000_000,
+      load_duration: 1_000_000,
+      prompt_eval_count: usage.input,
+      prompt_eval_duration: 2_000_000,
+      eval_count: usage.output,
+      eval_duration: 2_000_000,
     }),
   });
 }

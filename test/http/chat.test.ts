@@ -10,7 +10,13 @@ const gemini = await fakeGemini().start();
 const ollama = await fakeOllama().start();
 const sink = new RecordingSink();
 const CONTEXT: RetrievedChunk[] = [
-  { text: 'Returns are free within 30 days.', title: 'Returns', url: 'https://shop.example/returns', score: 0.9 },
+  {
+    id: 'returns:0',
+    text: 'Returns are free within 30 days.',
+    title: 'Returns',
+    url: 'https://shop.example/returns',
+    score: 0.9,
+  },
 ];
 let retrieverFails = false;
 const gw = await startGateway(

@@ -12,8 +12,12 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** Starts redis-server and the gateway with the given environment overrides. */
-export async function startGateway(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestGateway> {
+/** Starts redis-server and the gateway with the given environment overrides (log lines to `logs`, if given). */
+export async function startGateway(
+  env: Record<string, string> = {},
+  options: AppOptions = {},
+  logs?: { write(line: string): void },
+): Promise<TestGateway> {
   const redis = await startRedis();
   const config = loadConfig({
     REDIS_URL: redis.url,
@@ -22,7 +26,7 @@ export async function startGateway(env: Record<string, string> = {}, options: Ap
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const app = await startApp(config, createLogger(config.LOG_LEVEL), { shutdownGraceMs: 1000, ...options });
+  const app = await startApp(config, createLogger(config.LOG_LEVEL, logs), { shutdownGraceMs: 1000, ...options });
   return {
     app,
     config,

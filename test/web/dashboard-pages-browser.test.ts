@@ -84,6 +84,17 @@ t.test(
     await page.getByRole('button', { name: 'Resume chatbot' }).click();
     await page.locator('h1 .badge.ok').waitFor();
 
+    // Retrieval: query rewrite is off until the owner turns it on; it is saved at once.
+    const rewrite = page.getByLabel('Rewrite each question before searching the sources');
+    await page.locator('input[name="query_rewrite"]:enabled').waitFor();
+    t.equal(await rewrite.isChecked(), false);
+    await rewrite.check();
+    await page.getByRole('status').filter({ hasText: 'Query rewrite is on.' }).waitFor();
+    t.same((await services.chatbots.get(bot.id)).settings.retrieval, { query_rewrite: true });
+    await rewrite.uncheck();
+    await page.getByRole('status').filter({ hasText: 'Query rewrite is off.' }).waitFor();
+    t.same((await services.chatbots.get(bot.id)).settings.retrieval, { query_rewrite: false });
+
     // Sources: a file dropped on the zone is uploaded and ingested; a wrong type is refused by name.
     await page.getByRole('link', { name: 'Sources' }).click();
     // Test files are type-checked without the DOM library: browser-side code is given as text.

@@ -160,6 +160,7 @@ export interface Settings {
   ctas: CallToAction[];
   escalation: { smart_intent: boolean; keywords: string[]; fallback_streak: number };
   widget: { title: string; color: string; welcome_message: string };
+  retrieval: { query_rewrite: boolean };
 }
 
 export interface Lead {

@@ -320,15 +320,22 @@ t.test('CLI: bot configure sets and prints the settings; bad values get one-line
     ctas: [{ id: 'sales', label: 'Talk to sales', action: 'escalate' }],
     escalation: { smart_intent: true, keywords: ['refund'], fallback_streak: 3 },
     widget: { title: 'Help', color: '#0f766e', welcome_message: 'Hi! Ask me anything.' },
+    retrieval: { query_rewrite: false },
   };
   t.same(JSON.parse(set.stdout), expected);
   const shown = await runCli(['bot', 'configure', '--bot', bot.id], cliEnv);
   t.same(JSON.parse(shown.stdout), expected, 'no option: prints the settings unchanged');
   const cleared = await runCli(['bot', 'configure', '--bot', bot.id, '--allowed-origins', ''], cliEnv);
   t.same(JSON.parse(cleared.stdout).allowed_origins, []);
+  const on = await runCli(['bot', 'configure', '--bot', bot.id, '--query-rewrite', 'on'], cliEnv);
+  t.same(JSON.parse(on.stdout), { ...expected, allowed_origins: [], retrieval: { query_rewrite: true } });
+  t.same((await services.chatbots.get(bot.id)).settings.retrieval, { query_rewrite: true });
+  const off = await runCli(['bot', 'configure', '--bot', bot.id, '--query-rewrite', 'off'], cliEnv);
+  t.same(JSON.parse(off.stdout).retrieval, { query_rewrite: false });
   const bad: Array<[string[], string]> = [
     [['--color', 'teal'], 'widget.color: must be a hex colour like #2563eb\n'],
     [['--cta', '[{'], /^--cta must be JSON: /],
+    [['--query-rewrite', 'yes'], '--query-rewrite must be on or off\n'],
     [
       ['--allowed-origins', 'shop.example'],
       'allowed_origins[0]: "shop.example" is not an origin like https://example.com\n',

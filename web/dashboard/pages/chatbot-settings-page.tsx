@@ -6,8 +6,9 @@ import { href, navigate } from '../router.ts';
 import type { Chatbot } from '../types.ts';
 import { useAction } from '../use-resource.ts';
 import { useState } from 'preact/hooks';
+import { RetrievalCard } from './retrieval-card.tsx';
 
-/** Edit the chatbot (prompt, fallback, provider and model), pause or resume it, delete it. */
+/** Edit the chatbot (prompt, fallback, provider and model, query rewrite), pause or resume it, delete it. */
 export function ChatbotSettingsPage({ chatbot, onChanged }: { chatbot: Chatbot; onChanged: () => Promise<void> }) {
   const action = useAction();
   const [saved, setSaved] = useState('');
@@ -32,6 +33,7 @@ export function ChatbotSettingsPage({ chatbot, onChanged }: { chatbot: Chatbot; 
           onSubmit={(fields) => save(fields, 'Saved.')}
         />
       </div>
+      <RetrievalCard key={chatbot.id} chatbot={chatbot} />
       <div class="card">
         <h2>Status</h2>
         <p class="muted">

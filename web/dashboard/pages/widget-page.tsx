@@ -10,7 +10,8 @@ import { AppearanceCard, EscalationCard, OriginsCard } from './widget-cards.tsx'
 import { CtaEditor, LeadFieldsEditor } from './widget-editors.tsx';
 import { WidgetPreview } from './widget-preview.tsx';
 
-type Draft = Omit<Settings, 'chatbot_id'>;
+// Retrieval has its own card on the Settings page: the widget's save leaves it alone.
+type Draft = Omit<Settings, 'chatbot_id' | 'retrieval'>;
 
 /**
  * The website widget: the embed snippet, its look, allowed origins, lead-form fields, call-to-action

@@ -5,7 +5,13 @@ import type { Chatbot, Settings } from '../types.ts';
  * yet saved): title bar in the colour, the welcome message, the call-to-action buttons and the lead
  * form's fields. It is a picture, not the widget itself, so trying it costs no messages.
  */
-export function WidgetPreview({ chatbot, settings }: { chatbot: Chatbot; settings: Omit<Settings, 'chatbot_id'> }) {
+export function WidgetPreview({
+  chatbot,
+  settings,
+}: {
+  chatbot: Chatbot;
+  settings: Omit<Settings, 'chatbot_id' | 'retrieval'>;
+}) {
   const { widget, ctas, lead_fields: fields } = settings;
   const color = /^#[0-9a-fA-F]{6}$/.test(widget.color) ? widget.color : '#2563eb';
   return (
