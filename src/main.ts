@@ -1,4 +1,5 @@
 import { startApp } from './app.ts';
+import { ListenError } from './http/http-server.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { UnservableEmbeddingSpaceError } from './rag/retrieval.ts';
@@ -23,6 +24,7 @@ export async function serve(): Promise<void> {
     app = await startApp(config, logger);
   } catch (error) {
     if (
+      error instanceof ListenError ||
       error instanceof ManagedRedisError ||
       error instanceof RedisUnreachableError ||
       error instanceof UnservableEmbeddingSpaceError

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -78,4 +81,29 @@ t.test('without redis-server installed, one line says how to install it or set R
 
 t.test('a bad configuration value stops startup with a message naming it', async (t) => {
   await t.rejects(spawnGateway({ PORT_OVERRIDE: '', CONVERSATION_IDLE_MS: 'soon' }), /Invalid CONVERSATION_IDLE_MS/);
+});
+
+// Issue 18 (and 20): a busy port crashed the process with a stack trace, leaving its redis-server.
+t.test('a port in use stops startup with one line, and the managed redis-server is stopped', async (t) => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'sb-busy-'));
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    busy.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  const port = (busy.address() as AddressInfo).port;
+  const child = spawn(process.execPath, [path.resolve(import.meta.dirname, '../src/main.ts')], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  t.equal(code, 1);
+  t.equal(
+    stderr,
+    `switchboard: 127.0.0.1:${port} is in use by another process: set PORT (or HOST) to a free address\n`,
+  );
+  t.notOk(existsSync(path.join(dataDir, 'redis.sock')), 'the managed server is gone');
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import nact from 'nact';
 import type { Ref } from 'nact';
 import type { Clock } from '../clock.ts';
+import { NotFoundError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptVerdict, ClaimedDelivery, DeliveryStore } from '../store/delivery-store.ts';
@@ -114,8 +115,15 @@ export class WebhookDispatcher {
     let hook: Webhook;
     try {
       hook = await this.deps.webhooks.get(delivery.webhookId);
-    } catch {
-      await this.giveUp(delivery, 'webhook was deleted');
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        await this.giveUp(delivery, 'webhook was deleted');
+        return;
+      }
+      // A passing failure (Redis unreachable, say) is no verdict on the delivery: it goes back to the
+      // queue unattempted, and the error surfaces in the log.
+      this.deps.logger.warn({ err: error, delivery_id: delivery.id }, 'webhook not read; delivery tried again later');
+      await this.deps.deliveries.release(delivery, this.deps.clock.nowMicros() + this.options.pollMs * 1000);
       return;
     }
     if (!hook.active) {

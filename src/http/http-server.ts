@@ -37,16 +37,34 @@ export function sendDetail(res: Response, status: number, detail: string): void 
   res.send(status, { detail });
 }
 
+/** The gateway could not take its address: in use, or not allowed. */
+export class ListenError extends Error {
+  override name = 'ListenError';
+}
+
 /** Starts listening; resolves with the bound port (0 asks the system for a free one). */
 export function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.server.once('error', reject);
+    // On restify's server, which re-emits its HTTP server's errors: unheard there, one would crash
+    // the process before the caller could stop what it started (the managed redis-server).
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, port, host));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.server.off('error', reject);
+      server.off('error', failed);
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : port);
     });
   });
+}
+
+function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
+  const address = `${host}:${port}`;
+  if (error.code === 'EADDRINUSE') {
+    return new ListenError(`${address} is in use by another process: set PORT (or HOST) to a free address`);
+  }
+  if (error.code === 'EACCES') return new ListenError(`not allowed to listen on ${address}: set PORT above 1023`);
+  if (error.code === 'EADDRNOTAVAIL') return new ListenError(`${host} is not an address of this machine: set HOST`);
+  return error;
 }
 
 /**
