@@ -1,6 +1,7 @@
 import restify, { type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../logger.ts';
-import { errorResponse } from './error-response.ts';
+import { isRedisUnavailable } from '../store/redis-client.ts';
+import { errorResponse, type ErrorResponse } from './error-response.ts';
 
 /** Largest request body accepted anywhere (chat messages are at most 4,000 characters). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -19,7 +20,7 @@ export function createHttpServer(logger: Logger): Server {
     res.setHeader('X-Request-Id', req.id());
   });
   server.on('restifyError', (req: Request, _res: Response, error: Error, callback: () => void) => {
-    const response = errorResponse(error);
+    const response = outageResponse(req, error) ?? errorResponse(error);
     if (response.internal) logger.error({ err: error, req_id: req.id() }, 'request failed');
     Object.assign(error, { statusCode: response.status, toJSON: () => ({ detail: response.detail }) });
     callback();
@@ -30,6 +31,15 @@ export function createHttpServer(logger: Logger): Server {
     logger.info({ req_id: req.id(), method: req.method, path, status: res.statusCode, ms }, 'request');
   });
   return server;
+}
+
+/**
+ * Redis unreachable: 503 with a reason, except on the public API, whose statuses SPEC fixes (an
+ * outage there is its "internal fault", a 500).
+ */
+function outageResponse(req: Request, error: Error): ErrorResponse | undefined {
+  if (!isRedisUnavailable(error) || (req.url ?? '').startsWith('/api/')) return undefined;
+  return { status: 503, detail: 'Service unavailable: Redis is not reachable.', internal: false };
 }
 
 /** Sends `{"detail"}` with a status, for refusals decided outside the error path. */

@@ -1,4 +1,10 @@
-import { createClient } from 'redis';
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  createClient,
+  SocketClosedUnexpectedlyError,
+  TimeoutError,
+} from 'redis';
 import type { Logger } from '../logger.ts';
 import { ManagedRedis } from './managed-redis.ts';
 
@@ -10,6 +16,25 @@ export type RedisEndpoint = { url: string } | { socketPath: string };
 
 /** Entries in the client-side cache of Redis reads (least recently used evicted first). */
 const CLIENT_CACHE_ENTRIES = 10_000;
+/**
+ * How long a command may wait for its reply: past it the caller gets an error instead of hanging on
+ * a connection that stopped answering. Far above any command of ours (a re-embedding batch included).
+ */
+export const COMMAND_TIMEOUT_MS = 10_000;
+
+/**
+ * Redis is not there: the client is reconnecting (commands are refused at once rather than queued,
+ * so that requests fail fast instead of hanging through an outage), the connection dropped under a
+ * command, or a reply did not come in time.
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  return (
+    error instanceof ClientOfflineError ||
+    error instanceof ClientClosedError ||
+    error instanceof SocketClosedUnexpectedlyError ||
+    error instanceof TimeoutError
+  );
+}
 
 /** Redis could not be reached when the process started. */
 export class RedisUnreachableError extends Error {
@@ -54,6 +79,8 @@ function createCachingClient(
   return createClient({
     RESP: 3,
     clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES },
+    disableOfflineQueue: true,
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     url: 'url' in endpoint ? endpoint.url : undefined,
     socket,
   });
