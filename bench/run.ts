@@ -17,6 +17,7 @@ const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([
   ['widget', () => import('./widget-benchmark.ts')],
   ['scale', () => import('./scale-benchmark.ts')],
   ['resync', () => import('./resync-benchmark.ts')],
+  ['auth', () => import('./auth-benchmark.ts')],
 ]);
 
 const name = process.argv[2];

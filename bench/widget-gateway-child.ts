@@ -15,7 +15,10 @@ import type { LlmProviders } from '../src/llm/llm-providers.ts';
 import { createLogger } from '../src/logger.ts';
 import { REPLY, serveParent, type ChildReady } from './widget-baseline-child.ts';
 
-/** High enough that neither the per-conversation rate limit nor the monthly quota ever refuses. */
+/**
+ * High enough that neither the per-conversation rate limit, the monthly quota nor the socket limits
+ * (every socket opens from one address; busy visitors send faster than a person types) ever refuse.
+ */
 const UNLIMITED = '100000000';
 
 async function startGateway(redisUrl: string): Promise<void> {
@@ -25,6 +28,9 @@ async function startGateway(redisUrl: string): Promise<void> {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     CONVERSATION_RATE_LIMIT: UNLIMITED,
+    SOCKET_OPENS_PER_ADDRESS: UNLIMITED,
+    SOCKET_FRAME_RATE: UNLIMITED,
+    SOCKET_FRAME_BURST: UNLIMITED,
     PLAN_QUOTAS: `free=100,hobby=2000,standard=10000,scale=${UNLIMITED}`,
   });
   const llm: LlmProvider = { generate: () => Promise.resolve({ text: REPLY }) };

@@ -1,3 +1,4 @@
+import type { Server } from 'restify';
 import { ConversationRouter } from './actors/conversation-router.ts';
 import { ingestionWorkerFor, type IngestionWorker } from './actors/ingestion-worker.ts';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,7 @@ import { WidgetAdapter } from './channels/widget/adapter.ts';
 import { WIDGET_SESSION_TTL_SECONDS, WIDGET_SOCKET_PATH } from './channels/widget/config.ts';
 import { WidgetOutbound } from './channels/widget/outbound.ts';
 import { WidgetSessionStore } from './store/widget-session-store.ts';
+import { SocketOpenGate } from './store/socket-open-gate.ts';
 import { AgentHub } from './agents/agent-hub.ts';
 import { AgentSocket } from './agents/agent-socket.ts';
 import { registerAgentRoutes } from './http/agent-routes.ts';
@@ -27,6 +29,7 @@ import { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
 import { baileysSocketFactory, type WhatsAppSocketFactory } from './channels/whatsapp/socket.ts';
 import { createLlmProviders, type LlmProviders } from './llm/llm-providers.ts';
 import type { Logger } from './logger.ts';
+import type { Egress } from './net/ssrf-guard.ts';
 import type { Retriever } from './rag/retriever.ts';
 import { NotFoundError } from './errors.ts';
 import { createEmbedder, openRetrieval, settleEmbeddingSpace } from './rag/retrieval.ts';
@@ -50,6 +53,8 @@ const GATEWAY_PRESENCE_TTL_MS = 15_000;
 /** A running gateway. */
 export interface App {
   readonly port: number;
+  /** The HTTP server with every route (tests enumerate them). */
+  readonly http: Server;
   readonly services: Services;
   readonly router: ConversationRouter;
   readonly dispatcher: WebhookDispatcher;
@@ -76,6 +81,10 @@ export interface AppOptions {
   whatsappReconnectMs?: number;
   /** The re-embedding's lease, waits and batch (tests shorten them). */
   spaceMigration?: Partial<SpaceMigrationOptions>;
+  /** How webhooks, crawls and connectors resolve and reach hosts (tests: a fake resolver); the system's otherwise. */
+  egress?: Egress;
+  /** Makes each prompt's reference-fence nonce (tests fix it to assert exact prompts); random otherwise. */
+  fenceNonce?: () => string;
 }
 
 /**
@@ -90,7 +99,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     for (const stop of stack.reverse()) await stop();
   };
   try {
-    const services = createServices(handle.redis, config, clock, logger, options.events);
+    const services = createServices(handle.redis, config, clock, logger, options.events, options.egress);
+    // The CLI's url source check follows the crawler policy of the gateways, which fetch the URLs.
+    await services.gateways.publishCrawlAllowsPrivate(config.CRAWL_ALLOW_PRIVATE);
     // Opens (or generates) the key connection secrets are sealed with now, so a missing or
     // mismatched SECRET_KEY is reported at start rather than at the first connector source.
     await services.keyring
@@ -99,6 +110,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     const dispatcher = dispatcherFromConfig(
       { deliveries: services.deliveries, webhooks: services.webhooks, clock, logger },
       config,
+      options.egress,
     );
     services.outbox.onEnqueued = () => dispatcher.kick();
     dispatcher.start();
@@ -149,6 +161,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
         }),
       },
       config,
+      options.egress,
     );
     services.intake.onQueued = () => ingestion.kick();
     ingestion.start();
@@ -168,7 +181,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     router.start();
     stack.push(() => router.stop(options.shutdownGraceMs ?? 10_000));
     const server = createHttpServer(logger);
-    const { sockets, widget, agents } = socketServer(services, router, handle, config, logger);
+    const { sockets, widget, agents } = socketServer(services, router, handle, config, clock, logger);
     const { telegram, whatsapp } = messagingChannels(services, router, config, options, logger);
     const targets = { router, widget, agents, telegram, whatsapp, retrieval, logger };
     await services.signals.subscribe((signal) => routeSignal(signal, { ...targets, busId: services.signals.id }));
@@ -206,6 +219,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     if (config.PUBLIC_URL) await services.gateways.publishUrl(config.PUBLIC_URL);
     return {
       port,
+      http: server,
       services,
       router,
       dispatcher,
@@ -249,6 +263,7 @@ function conversationRouter(
         services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
       clock,
       logger,
+      fenceNonce: options.fenceNonce,
       limits: {
         rateLimit: config.CONVERSATION_RATE_LIMIT,
         rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
@@ -311,15 +326,23 @@ function socketServer(
   router: ConversationRouter,
   handle: RedisHandle,
   config: Config,
+  clock: Clock,
   logger: Logger,
 ): { sockets: SocketServer; widget: WidgetOutbound; agents: AgentHub } {
+  const opens = new SocketOpenGate(handle.redis, services.keys, {
+    perAddress: config.SOCKET_OPENS_PER_ADDRESS,
+    windowMs: config.SOCKET_OPENS_WINDOW_MS,
+  });
   const sockets = new SocketServer(
     {
       maxFrameBytes: 16 * 1024,
       heartbeatMs: config.SOCKET_HEARTBEAT_MS,
       sendBufferBytes: config.SOCKET_SEND_BUFFER_BYTES,
+      frameRate: config.SOCKET_FRAME_RATE,
+      frameBurst: config.SOCKET_FRAME_BURST,
+      queueFrames: config.SOCKET_INBOUND_QUEUE,
     },
-    logger,
+    { logger, clock, opens, trustedProxies: config.TRUSTED_PROXIES },
   );
   const widget = new WidgetOutbound(sockets, services.signals);
   const widgetSessions = new WidgetSessionStore(handle.redis, services.keys, WIDGET_SESSION_TTL_SECONDS);

@@ -98,6 +98,18 @@ const schema = z.object({
   WEBHOOK_POLL_MS: positiveInt.default(250),
   SOCKET_HEARTBEAT_MS: positiveInt.default(30_000),
   SOCKET_SEND_BUFFER_BYTES: positiveInt.default(1024 * 1024),
+  /**
+   * Frames one socket (widget or agent) may send per second on average, and at once; frames over
+   * the rate are dropped (the first with an error frame), and a socket that runs a whole burst into
+   * debt is closed with 1008.
+   */
+  SOCKET_FRAME_RATE: positiveInt.default(10),
+  SOCKET_FRAME_BURST: positiveInt.default(30),
+  /** Frames of one socket waiting to be handled at which the gateway stops reading from it. */
+  SOCKET_INBOUND_QUEUE: positiveInt.default(16),
+  /** New sockets one client address may open per window, counted in Redis across every gateway. */
+  SOCKET_OPENS_PER_ADDRESS: positiveInt.default(120),
+  SOCKET_OPENS_WINDOW_MS: positiveInt.default(60_000),
   TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
   /** How long a gateway may long-poll a Telegram bot before renewing its lease (others take over after). */
   TELEGRAM_POLLER_LEASE_MS: positiveInt.default(30_000),
@@ -105,9 +117,14 @@ const schema = z.object({
   WHATSAPP_SOCKET_LEASE_MS: positiveInt.default(30_000),
   /** How long a gateway may re-embed into a new embedding space before renewing its lease (another resumes after). */
   REEMBED_LEASE_MS: positiveInt.default(30_000),
-  /** Dashboard sign-in attempts allowed per email address, and per client address, in 15 minutes. */
+  /**
+   * Failed dashboard sign-ins allowed in 15 minutes for one email address from one client address
+   * (another client's failures never lock the right password out), and from one client address.
+   */
   LOGIN_ATTEMPTS_PER_EMAIL: positiveInt.default(10),
   LOGIN_ATTEMPTS_PER_ADDRESS: positiveInt.default(50),
+  /** Sign-ins one client address may have being checked at once, across every gateway. */
+  LOGIN_CONCURRENT_PER_ADDRESS: positiveInt.default(2),
   /**
    * Reverse proxies whose X-Forwarded-For is believed (IPs, CIDR ranges, `private`); by default
    * nobody's, so the client address is the socket's peer.

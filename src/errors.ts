@@ -65,3 +65,8 @@ export class ForbiddenError extends DomainError {
 export class UpstreamError extends DomainError {
   override name = 'UpstreamError';
 }
+
+/** The gateway is too busy to take this request now; the client may try again shortly (503). */
+export class UnavailableError extends DomainError {
+  override name = 'UnavailableError';
+}

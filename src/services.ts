@@ -33,6 +33,7 @@ import { OwnerAuth } from './dashboard/owner-auth.ts';
 import { TelegramConnector } from './channels/telegram/connector.ts';
 import { InviteStore } from './store/invite-store.ts';
 import { LoginGate } from './store/login-gate.ts';
+import { assertPublicDestination, systemEgress, type Egress } from './net/ssrf-guard.ts';
 import { PasswordStore } from './store/password-store.ts';
 import { SessionStore } from './store/session-store.ts';
 import { ConnectionStore } from './store/connection-store.ts';
@@ -101,16 +102,20 @@ export interface Services {
 /** Dashboard sessions end after a week unused, and 30 days after sign-in at the latest. */
 const SESSION_LIFETIME = { idleMs: 7 * 24 * 3600 * 1000, maxAgeMs: 30 * 24 * 3600 * 1000 };
 
-/** Builds the service layer over one Redis client. `events` replaces the outbox (tests only). */
+/**
+ * Builds the service layer over one Redis client. `events` replaces the outbox, `egress` the system's
+ * resolver and agents (tests only).
+ */
 export function createServices(
   redis: RedisClient,
   config: Config,
   clock: Clock,
   logger: Logger,
   eventsOverride?: EventSink,
+  egress: Egress = systemEgress,
 ): Services {
   const keys = new RedisKeys(config.REDIS_PREFIX);
-  const webhooks = new WebhookStore(redis, keys, clock, config.WEBHOOK_ALLOW_PRIVATE);
+  const webhooks = new WebhookStore(redis, keys, clock, config.WEBHOOK_ALLOW_PRIVATE, egress);
   const deliveries = new DeliveryStore(redis, keys, clock, config.WEBHOOK_LOG_RETENTION_DAYS);
   const outbox = new WebhookOutbox(webhooks, deliveries, config.WEBHOOK_RETRY_DELAYS);
   const events = eventsOverride ?? outbox;
@@ -122,6 +127,7 @@ export function createServices(
   const connectorHttp = createConnectorHttp({
     baseUrls,
     allowPrivate: config.CRAWL_ALLOW_PRIVATE,
+    egress,
     timeoutMs: 30_000,
     maxBytes: config.CONNECTOR_MAX_DOCUMENT_BYTES,
     retries: 3,
@@ -142,10 +148,14 @@ export function createServices(
   const telegramReplies = new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT });
   const accounts = new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS));
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
+  const gateways = new GatewayPresence(redis, keys, clock);
   const loginGate = new LoginGate(redis, keys, {
-    perEmail: config.LOGIN_ATTEMPTS_PER_EMAIL,
+    perEmailAndAddress: config.LOGIN_ATTEMPTS_PER_EMAIL,
     perAddress: config.LOGIN_ATTEMPTS_PER_ADDRESS,
     windowMs: 15 * 60 * 1000,
+    concurrentPerAddress: config.LOGIN_CONCURRENT_PER_ADDRESS,
+    // Far longer than a check takes (a queued one waits for at most two rounds of scrypt).
+    inFlightMs: 60 * 1000,
   });
   return {
     accounts,
@@ -165,7 +175,17 @@ export function createServices(
     outbox,
     relay,
     ingestion,
-    intake: new SourceIntake({ sources, queue: ingestion, clock, accounts, connections }),
+    intake: new SourceIntake({
+      sources,
+      queue: ingestion,
+      clock,
+      accounts,
+      connections,
+      // The gateways' crawler policy decides, also for the CLI (whose own setting counts only until
+      // a gateway has published theirs): they are the ones that will fetch the URL.
+      checkDestination: async (url) =>
+        assertPublicDestination(url, (await gateways.crawlAllowsPrivate()) ?? config.CRAWL_ALLOW_PRIVATE, egress),
+    }),
     connections,
     keyring,
     credentials: new ConnectionCredentials({
@@ -179,7 +199,7 @@ export function createServices(
     oauthClients: clients,
     oauth: new OAuthFlow({ redis, keys, connections, clients, clock, http: connectorHttp }),
     connectorHttp,
-    gateways: new GatewayPresence(redis, keys, clock),
+    gateways,
     spaces: new EmbeddingSpaceStore(redis, keys),
     leads,
     leadCapture: new LeadCapture({ leads, relay, clock }),

@@ -15,6 +15,7 @@ import type { QuotaStore } from '../store/quota-store.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
 import {
   generated,
+  leaseLost,
   retry,
   type ConversationMessage,
   type InboundMessage,
@@ -37,6 +38,8 @@ export interface ConversationDeps {
   clock: Clock;
   logger: Logger;
   limits: { rateLimit: number; rateWindowMs: number; leaseMs: number };
+  /** A new nonce for each prompt's reference fence; random unless a test fixes it. */
+  fenceNonce?: () => string;
 }
 
 /** An inbound message waiting for its turn. `done` fires once its turn has fully ended. */
@@ -55,6 +58,8 @@ interface ActiveTurn {
   /** The requester was already told (a takeover arrived first): the late reply goes nowhere. */
   answered: boolean;
   renew: NodeJS.Timeout;
+  /** Aborts the turn's LLM calls when its lease is lost. */
+  stop: AbortController;
 }
 
 /** A conversation actor's memory: only the work in progress; the conversation itself is in Redis. */
@@ -97,6 +102,9 @@ export function conversationBehaviour(deps: ConversationDeps) {
         break;
       case 'generated':
         await finishTurn(deps, state, message.turn, message.generation);
+        break;
+      case 'lease-lost':
+        stopTurn(deps, state, message.turn);
         break;
       case 'refresh':
         await applyRefresh(deps, state);
@@ -205,19 +213,25 @@ async function runTurn(
   next.inbound.onTyping?.();
   const id = ++state.lastTurnId;
   const renew = setInterval(() => {
-    // A failed renewal is tried again a third of a lease later; should the lease lapse meanwhile, the
-    // fenced scripts refuse this turn's writes and another gateway continues the conversation.
-    deps.conversations.renewLease(chatbot.id, sessionId, token, deps.limits.leaseMs).catch((error: unknown) => {
-      deps.logger.warn({ err: error, chatbot_id: chatbot.id, session_id: sessionId }, 'conversation lease not renewed');
-    });
+    // A failed renewal is tried again a third of a lease later. A lease found gone stops the turn at
+    // once: the fenced scripts would refuse its writes, and another gateway continues the conversation.
+    deps.conversations.renewLease(chatbot.id, sessionId, token, deps.limits.leaseMs).then(
+      (held) => held || nact.dispatch(self, leaseLost(id)),
+      (error: unknown) => {
+        deps.logger.warn(
+          { err: error, chatbot_id: chatbot.id, session_id: sessionId },
+          'conversation lease not renewed',
+        );
+      },
+    );
   }, deps.limits.leaseMs / 3);
   renew.unref();
-  state.turn = { id, waiting: next, token, answered: false, renew };
+  const stop = new AbortController();
+  state.turn = { id, waiting: next, token, answered: false, renew, stop };
   // Retrieval (with a query rewrite, itself an LLM call) runs outside the handler, like the reply's LLM
   // call: a takeover meanwhile takes effect at once, and the lease is renewed throughout.
-  void generateTurnReply(deps, { chatbot, channel, history: start.history, message: content }).then((generation) =>
-    nact.dispatch(self, generated(id, generation)),
-  );
+  const turn = { chatbot, channel, history: start.history, message: content, signal: stop.signal };
+  void generateTurnReply(deps, turn).then((generation) => nact.dispatch(self, generated(id, generation)));
   return 'wait';
 }
 
@@ -229,6 +243,10 @@ async function finishTurn(deps: ConversationDeps, state: ConversationState, id: 
   state.turn = undefined;
   const { chatbot, sessionId } = turn.waiting.inbound;
   try {
+    if (turn.stop.signal.aborted) {
+      // Stopped when its lease was lost (the requester was told then); the lease holder's writes win.
+      return;
+    }
     if (generation.kind !== 'reply') {
       const llm = generation.kind === 'llm-failed';
       deps.logger.error(
@@ -262,6 +280,21 @@ async function finishTurn(deps: ConversationDeps, state: ConversationState, id: 
     turn.answered = true;
     turn.waiting.done();
   }
+}
+
+/**
+ * The turn's lease is gone: its LLM calls are aborted and its requester is told at once, rather than
+ * when the reply comes back to writes the fenced scripts refuse.
+ */
+function stopTurn(deps: ConversationDeps, state: ConversationState, id: number): void {
+  const turn = state.turn;
+  if (!turn || turn.id !== id || turn.stop.signal.aborted) return;
+  clearInterval(turn.renew);
+  turn.stop.abort();
+  deps.logger.warn({ chatbot_id: turn.waiting.inbound.chatbot.id }, 'conversation lease lost; turn stopped');
+  if (turn.answered) return;
+  turn.answered = true;
+  turn.waiting.answer({ kind: 'failed', error: new Error('conversation lease lost during the turn') });
 }
 
 /** A takeover arrived: a requester still waiting for the AI is told at once that a human has it. */

@@ -25,6 +25,8 @@ export type ConversationMessage =
   | { type: 'inbound'; inbound: InboundMessage; answer: (outcome: TurnOutcome) => void; done: () => void }
   /** A turn's retrieval and LLM call ended (successfully or not). */
   | { type: 'generated'; turn: number; generation: Generation }
+  /** A renewal found the turn's lease gone (it lapsed, and another gateway may hold it now). */
+  | { type: 'lease-lost'; turn: number }
   /** Takeover, release or escalation changed the record in Redis: reload it now. */
   | { type: 'refresh' }
   /** Another process held the conversation's lease: try the waiting message again. */
@@ -40,5 +42,6 @@ export const generated = (turn: number, generation: Generation): ConversationMes
   turn,
   generation,
 });
+export const leaseLost = (turn: number): ConversationMessage => ({ type: 'lease-lost', turn });
 export const refresh: ConversationMessage = { type: 'refresh' };
 export const retry: ConversationMessage = { type: 'retry' };

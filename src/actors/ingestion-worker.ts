@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { chunkDocument } from '../ingest/chunk-document.ts';
 import type { CrawlOptions } from '../ingest/crawl-options.ts';
+import type { Egress } from '../net/ssrf-guard.ts';
 import { parseDocument } from '../ingest/document-parser.ts';
 import type { ParsedDocument } from '../ingest/parsed-document.ts';
 import { crawlSite } from '../ingest/site-crawler.ts';
@@ -469,9 +470,13 @@ function withoutEmpty(fields: Record<string, string | undefined>): Record<string
 }
 
 /** A gateway's worker as the configuration describes it: two sources at a time. */
-export function ingestionWorkerFor(deps: Omit<IngestionDeps, 'crawl'>, config: Config): IngestionWorker {
+export function ingestionWorkerFor(
+  deps: Omit<IngestionDeps, 'crawl'>,
+  config: Config,
+  egress?: Egress,
+): IngestionWorker {
   return new IngestionWorker(
-    { ...deps, crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE, maxPages: config.CRAWL_MAX_PAGES } },
+    { ...deps, crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE, maxPages: config.CRAWL_MAX_PAGES, egress } },
     { concurrency: 2, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
   );
 }

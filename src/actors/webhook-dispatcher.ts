@@ -3,6 +3,7 @@ import nact from 'nact';
 import type { Ref } from 'nact';
 import type { Clock } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
+import type { Egress } from '../net/ssrf-guard.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptVerdict, ClaimedDelivery, DeliveryStore } from '../store/delivery-store.ts';
@@ -213,10 +214,15 @@ function succeeded(result: AttemptResult): boolean {
 }
 
 /** The dispatcher as the configuration describes it (the gateway and the benchmark build it alike). */
-export function dispatcherFromConfig(deps: Omit<DispatcherDeps, 'sender'>, config: Config): WebhookDispatcher {
+export function dispatcherFromConfig(
+  deps: Omit<DispatcherDeps, 'sender'>,
+  config: Config,
+  egress?: Egress,
+): WebhookDispatcher {
   const sender = new WebhookSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    egress,
   });
   return new WebhookDispatcher(
     { ...deps, sender },

@@ -3,7 +3,8 @@ import type { RawData, WebSocket } from 'ws';
 import type { ConversationControl } from '../conversations/conversation-control.ts';
 import { DomainError, ValidationError } from '../errors.ts';
 import { readFrameObject } from '../http/socket-frame.ts';
-import type { Refusal, SocketRoute, SocketServer } from '../http/socket-server.ts';
+import { FRAME_RATE_DETAIL, type FrameReceiver } from '../http/socket-intake.ts';
+import type { Accept, Refusal, SocketRoute, SocketServer } from '../http/socket-server.ts';
 import type { Logger } from '../logger.ts';
 import type { AgentPresence } from '../store/agent-presence.ts';
 import type { Agent, AgentStore } from '../store/agent-store.ts';
@@ -48,34 +49,34 @@ export class AgentSocket implements SocketRoute {
     this.deps = deps;
   }
 
-  admit(): Promise<Refusal | ((socket: WebSocket) => void)> {
+  admit(): Promise<Refusal | Accept> {
     return Promise.resolve((socket: WebSocket) => this.open(socket));
   }
 
-  private open(socket: WebSocket): void {
+  private open(socket: WebSocket): FrameReceiver {
     let agent: Agent | undefined;
-    let intake = Promise.resolve();
     const timer = setTimeout(() => this.refuse(socket, 'Authentication timed out.'), this.deps.authTimeoutMs);
-    socket.on('message', (data: RawData, isBinary: boolean) => {
-      intake = intake.then(async () => {
-        let ref: Ref = null;
-        try {
-          const fields = readFrameObject(data, isBinary);
-          ref = refOf(fields);
-          const command = parseAgentFrame(fields);
-          if (!agent) {
-            clearTimeout(timer);
-            agent = await this.authenticate(socket, command);
-          } else {
-            await this.command(socket, agent, command);
-          }
-        } catch (error) {
-          this.fail(socket, error, ref);
-          if (!agent) this.refuse(socket);
-        }
-      });
-    });
     socket.once('close', () => clearTimeout(timer));
+    const receive = async (data: RawData, isBinary: boolean) => {
+      let ref: Ref = null;
+      try {
+        const fields = readFrameObject(data, isBinary);
+        ref = refOf(fields);
+        const command = parseAgentFrame(fields);
+        if (!agent) {
+          clearTimeout(timer);
+          agent = await this.authenticate(socket, command);
+        } else {
+          await this.command(socket, agent, command);
+        }
+      } catch (error) {
+        this.fail(socket, error, ref);
+        if (!agent) this.refuse(socket);
+      }
+    };
+    // A dropped frame is not read, so its ref is unknown.
+    const overRate = () => this.deps.sockets.send(socket, { type: 'error', detail: FRAME_RATE_DETAIL, ref: null });
+    return { receive, overRate };
   }
 
   private async authenticate(socket: WebSocket, command: AgentCommand): Promise<Agent | undefined> {

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { LlmProviders } from '../llm/llm-providers.ts';
 import type { Logger } from '../logger.ts';
 import { callMetrics, elapsedMs, reportTurnMetrics, type TurnMetrics } from '../metrics/turn-metrics.ts';
-import { buildPrompt } from '../rag/prompt-builder.ts';
+import { buildPrompt, randomFenceNonce } from '../rag/prompt-builder.ts';
 import type { TurnRetrieval } from '../rag/turn-retrieval.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
@@ -14,6 +14,8 @@ export interface TurnGenerationDeps {
   providers: LlmProviders;
   clock: Clock;
   logger: Logger;
+  /** A new nonce for each prompt's reference fence (tests make it predictable); random by default. */
+  fenceNonce?: () => string;
 }
 
 /** How generating a reply ended: the LLM's text, the LLM's failure, or a failure before the call. */
@@ -28,7 +30,7 @@ export type Generation =
  */
 export async function generateTurnReply(
   deps: TurnGenerationDeps,
-  turn: { chatbot: Chatbot; channel: Channel; history: StoredMessage[]; message: string },
+  turn: { chatbot: Chatbot; channel: Channel; history: StoredMessage[]; message: string; signal?: AbortSignal },
 ): Promise<Generation> {
   const { chatbot, history, message } = turn;
   let retrieved;
@@ -41,6 +43,7 @@ export async function generateTurnReply(
       context: retrieved.context,
       history,
       message,
+      fenceNonce: (deps.fenceNonce ?? randomFenceNonce)(),
     });
   } catch (error) {
     return { kind: 'failed', error };
@@ -55,7 +58,7 @@ export async function generateTurnReply(
   const started = deps.clock.nowMicros();
   let generation: Generation;
   try {
-    const reply = await deps.providers[chatbot.provider].generate(chatbot.model, prompt);
+    const reply = await deps.providers[chatbot.provider].generate(chatbot.model, prompt, { signal: turn.signal });
     const llm = { status: 'ok' as const, ...callMetrics(elapsedMs(deps.clock, started), reply.usage) };
     generation = { kind: 'reply', text: reply.text, metrics: { ...base, llm } };
   } catch (error) {

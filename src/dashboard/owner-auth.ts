@@ -1,13 +1,24 @@
-import { AuthenticationError, NotFoundError, RateLimitError, ValidationError } from '../errors.ts';
+import { AuthenticationError, NotFoundError, RateLimitError, UnavailableError, ValidationError } from '../errors.ts';
 import { normalizeEmail, type Account, type AccountStore } from '../store/account-store.ts';
 import type { InviteStore } from '../store/invite-store.ts';
 import type { LoginGate } from '../store/login-gate.ts';
 import type { PasswordStore } from '../store/password-store.ts';
 import type { NewSession, SessionStore } from '../store/session-store.ts';
-import { checkPassword, decoyHash, hashPassword, PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
+import {
+  checkPassword,
+  decoyHash,
+  hashPassword,
+  PASSWORD_MAX_LENGTH,
+  PasswordWorkBusyError,
+  verifyPassword,
+} from './password-hash.ts';
 
 /** The one answer to a sign-in that failed for any reason but the rate limit. */
 export const BAD_CREDENTIALS = 'Email or password is incorrect.';
+/** The answer to a client that has as many sign-ins being checked as it may have at once. */
+export const SIGN_INS_IN_FLIGHT = 'Too many sign-in attempts at once. Try again in a moment.';
+/** The answer when this gateway's password checks are all taken (by anyone). */
+export const PASSWORD_CHECKS_BUSY = 'Too many sign-ins are being checked right now. Try again in a moment.';
 /** The answer to an invitation link that is unknown, used or expired. */
 const BAD_INVITE = 'This invitation link is invalid, used or expired.';
 
@@ -88,27 +99,44 @@ export class OwnerAuth {
 
   /**
    * Signs in with email and password from a client address. An unknown email, an account without a
-   * password and a wrong password all fail alike, after the same scrypt work.
+   * password and a wrong password all fail alike, after the same scrypt work. The limits (see
+   * {@link LoginGate}) answer 429 before any scrypt work; a gateway whose password checks are all
+   * taken answers 503 at once rather than queueing the sign-in behind them.
    */
   async signIn(rawEmail: unknown, password: unknown, address: string): Promise<SignedIn> {
     if (typeof rawEmail !== 'string' || rawEmail.trim() === '') throw new ValidationError('email is required.');
     if (typeof password !== 'string' || password === '') throw new ValidationError('password is required.');
     const email = normalizeEmail(rawEmail).slice(0, 254);
     const admission = await this.deps.loginGate.admit(email, address);
+    if (admission.kind === 'busy') throw new RateLimitError(SIGN_INS_IN_FLIGHT);
     if (admission.kind === 'limited') {
       const minutes = Math.max(1, Math.ceil(admission.retryAfterSeconds / 60));
       throw new RateLimitError(
         `Too many sign-in attempts. Try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
       );
     }
+    // A success, or a check the server could not run, is not held against the client.
+    let forgive = false;
+    try {
+      const signedIn = await this.checkCredentials(email, password).catch((error: unknown) => {
+        if (!(error instanceof PasswordWorkBusyError)) throw error;
+        forgive = true;
+        throw new UnavailableError(PASSWORD_CHECKS_BUSY, { cause: error });
+      });
+      forgive = true;
+      return signedIn;
+    } finally {
+      await this.deps.loginGate.finish(admission.ticket, forgive);
+    }
+  }
+
+  private async checkCredentials(email: string, password: string): Promise<SignedIn> {
     const userId = await this.deps.accounts.findIdByEmail(email);
     const stored = userId ? await this.deps.passwords.get(userId) : undefined;
     const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
     const matches = await verifyPassword(candidate, stored ?? (await decoyHash()));
     if (!userId || stored === undefined || !matches || candidate === '') throw new AuthenticationError(BAD_CREDENTIALS);
-    const signedIn = await this.openSession(userId, stored, new AuthenticationError(BAD_CREDENTIALS));
-    await this.deps.loginGate.forgive(admission.ticket);
-    return signedIn;
+    return this.openSession(userId, stored, new AuthenticationError(BAD_CREDENTIALS));
   }
 
   /** Ends every dashboard session of the owner (this one included). */

@@ -22,7 +22,19 @@ const SALT_BYTES = 16;
  * webhook deliveries and crawls, file reads) and its memory would grow with the burst.
  */
 export const PASSWORD_WORK_CONCURRENCY = 2;
+/**
+ * How many sign-in checks may wait for a turn; one more is refused at once with
+ * {@link PasswordWorkBusyError} instead of queueing behind the others. So a sign-in waits for at most
+ * this many checks ahead of it (two rounds of the pool, about half a second here), however many
+ * guesses arrive. Setting a password always waits its turn: it is never a stranger's request.
+ */
+export const PASSWORD_WORK_QUEUE = 4;
 const work = pLimit(PASSWORD_WORK_CONCURRENCY);
+
+/** Every scrypt slot and queue place is taken: the sign-in is refused rather than kept waiting. */
+export class PasswordWorkBusyError extends Error {
+  override name = 'PasswordWorkBusyError';
+}
 
 /** scrypt computations running now and waiting for a turn (hashes, verifications, the decoy's). */
 export function passwordWorkLoad(): { running: number; waiting: number } {
@@ -44,10 +56,17 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
-/** Whether `password` matches a stored hash; the comparison takes the same time wherever they differ. */
+/**
+ * Whether `password` matches a stored hash; the comparison takes the same time wherever they differ.
+ * Throws {@link PasswordWorkBusyError} at once when {@link PASSWORD_WORK_QUEUE} checks are waiting
+ * already.
+ */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
+  if (work.activeCount + work.pendingCount >= PASSWORD_WORK_CONCURRENCY + PASSWORD_WORK_QUEUE) {
+    throw new PasswordWorkBusyError('every password check slot is taken');
+  }
   const expected = Buffer.from(hash, 'base64url');
   const actual = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
   return actual.length === expected.length && timingSafeEqual(actual, expected);

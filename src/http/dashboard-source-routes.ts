@@ -7,10 +7,13 @@ import { retrievalView } from '../rag/retrieval-view.ts';
 import { embeddingStatusView, operatorSourceSyncView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
 import { optionalString, requiredString } from './dashboard-body.ts';
+import { IntegerQuery } from './integer-query.ts';
 import { jsonBody, readBody, type JsonRequest } from './json-body.ts';
 
 /** The header an upload names its file in (percent-encoded, as `encodeURIComponent` writes it). */
 const FILENAME_HEADER = 'x-filename';
+/** How many passages `retrieve` shows. */
+const RETRIEVE_K = new IntegerQuery('k', { min: 1, max: 50, fallback: 10 });
 
 /**
  * Training sources: the list with live status (the web app polls it while any source is still being
@@ -79,7 +82,7 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
     const question = (query.get('query') ?? '').trim();
     if (question === '' || question.length > 4000) throw new ValidationError('query must be 1 to 4000 characters.');
-    const k = Math.min(Math.max(Number(query.get('k')) || 10, 1), 50);
+    const k = RETRIEVE_K.read(req);
     const hits = await api.retrieval.retriever.search(chatbotOf(req).id, question, k);
     res.send(200, retrievalView(api.retrieval.engine.name, hits));
   });

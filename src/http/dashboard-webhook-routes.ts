@@ -2,7 +2,12 @@ import type { Request, Response, Server } from 'restify';
 import { testEvent } from '../dashboard/test-event.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, webhookOf, type DashboardApi } from './dashboard-api.ts';
 import { requiredString, requiredStrings } from './dashboard-body.ts';
+import { IntegerQuery } from './integer-query.ts';
 import { jsonBody, type JsonRequest } from './json-body.ts';
+
+/** A page of the delivery log, newest first. */
+const DELIVERIES_LIMIT = new IntegerQuery('limit', { min: 1, max: 200, fallback: 50 });
+const DELIVERIES_OFFSET = new IntegerQuery('offset', { min: 0, max: 1_000_000, fallback: 0 });
 
 /**
  * Webhooks of a chatbot: list (with their secrets: the owner copies them into the receiver), create,
@@ -53,9 +58,8 @@ export function registerDashboardWebhookRoutes(server: Server, api: DashboardApi
 
   server.get(`${hooks}/deliveries`, auth, ownedWebhook, async (req: Request, res: Response) => {
     const webhook = webhookOf(req);
-    const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
-    const limit = Math.min(Math.max(Number(query.get('limit')) || 50, 1), 200);
-    const offset = Math.max(Number(query.get('offset')) || 0, 0);
+    const limit = DELIVERIES_LIMIT.read(req);
+    const offset = DELIVERIES_OFFSET.read(req);
     res.send(200, await services.deliveries.log(webhook.id, { limit, offset }));
   });
 

@@ -8,6 +8,7 @@ import {
   ProviderError,
   RateLimitError,
   TooLargeError,
+  UnavailableError,
   UnsupportedEncodingError,
   UpstreamError,
   ValidationError,
@@ -50,5 +51,6 @@ function domainStatus(error: DomainError): number {
   if (error instanceof RateLimitError) return 429;
   if (error instanceof UnsupportedEncodingError) return 415;
   if (error instanceof UpstreamError) return 502;
+  if (error instanceof UnavailableError) return 503;
   return 500;
 }

@@ -2,10 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES, type Server as NodeServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import type { TrustedProxies } from '../net/trusted-proxies.ts';
+import type { SocketOpenGate } from '../store/socket-open-gate.ts';
+import { SocketIntake, type FrameReceiver, type IntakeLimits } from './socket-intake.ts';
 
 /** Limits every socket of the gateway lives under. */
-export interface SocketLimits {
+export interface SocketLimits extends IntakeLimits {
   /** Largest frame a client may send; a larger one closes the socket with 1009. */
   maxFrameBytes: number;
   /** How often sockets are pinged; one that has not answered the previous ping is terminated. */
@@ -14,28 +18,50 @@ export interface SocketLimits {
   sendBufferBytes: number;
 }
 
+/** What the socket server works with besides its limits. */
+export interface SocketServerDeps {
+  logger: Logger;
+  clock: Clock;
+  /** Counts the sockets each client address opens (across every gateway). */
+  opens: SocketOpenGate;
+  /** Whose `X-Forwarded-For` names the client address. */
+  trustedProxies: TrustedProxies;
+}
+
 /** An upgrade refused with an HTTP status and a `{"detail"}` body. */
 export interface Refusal {
   status: number;
   detail: string;
+  /** Sent as `Retry-After`. */
+  retryAfterSeconds?: number;
 }
+
+/** A route's acceptance of an upgrade: given the open socket, it says what to do with its frames. */
+export type Accept = (socket: WebSocket) => FrameReceiver;
 
 /** A socket endpoint: decides at the upgrade, then owns the socket it accepted. */
 export interface SocketRoute {
-  admit(req: IncomingMessage, url: URL): Promise<Refusal | ((socket: WebSocket) => void)>;
+  admit(req: IncomingMessage, url: URL): Promise<Refusal | Accept>;
 }
 
+/** The 429 detail of an upgrade from a client address that opened too many sockets. */
+export const OPENS_LIMITED_DETAIL = 'Too many sockets opened from this address.';
+
 /**
- * The gateway's websocket endpoints on its HTTP server: routing upgrades by path, refusals as plain
- * HTTP responses, the frame size limit, a ping/pong heartbeat, and a cap on what a socket that
- * stops reading may hold in memory. Routes (widget, agents) only see open sockets.
+ * The gateway's websocket endpoints on its HTTP server: routing upgrades by path, a limit on the
+ * sockets one client address opens, refusals as plain HTTP responses, the frame size limit, each
+ * socket's frame rate and inbound queue (see SocketIntake), a ping/pong heartbeat, and a cap on
+ * what a socket that stops reading may hold in memory. Routes (widget, agents) only see open
+ * sockets and their frames, one at a time.
  */
 export class SocketServer {
   private readonly wss: WebSocketServer;
   private readonly routes = new Map<string, SocketRoute>();
   private readonly limits: SocketLimits;
+  private readonly deps: SocketServerDeps;
   private readonly logger: Logger;
   private readonly alive = new WeakMap<WebSocket, boolean>();
+  private readonly intakes = new WeakMap<WebSocket, SocketIntake>();
   private heartbeat: NodeJS.Timeout | undefined;
   private server: NodeServer | undefined;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -45,9 +71,10 @@ export class SocketServer {
     });
   };
 
-  constructor(limits: SocketLimits, logger: Logger) {
+  constructor(limits: SocketLimits, deps: SocketServerDeps) {
     this.limits = limits;
-    this.logger = logger;
+    this.deps = deps;
+    this.logger = deps.logger;
     // No compression: it costs ~300 KiB per socket in zlib state, and frames are small JSON.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes, perMessageDeflate: false });
   }
@@ -84,6 +111,18 @@ export class SocketServer {
     return this.wss.clients.size;
   }
 
+  /** Open sockets not being read because their inbound queue is full, and frames waiting in all queues. */
+  inbound(): { paused: number; waiting: number } {
+    let paused = 0;
+    let waiting = 0;
+    for (const socket of this.wss.clients) {
+      const intake = this.intakes.get(socket);
+      if (intake?.paused) paused += 1;
+      waiting += intake?.waiting ?? 0;
+    }
+    return { paused, waiting };
+  }
+
   /**
    * Stops the heartbeat and closes every socket with 1001 (going away); sockets whose clients do
    * not answer the close within `graceMs` are terminated.
@@ -105,6 +144,12 @@ export class SocketServer {
     const route = this.routes.get(url.pathname);
     if (!route) return refuse(socket, { status: 404, detail: 'Not found.' });
     socket.on('error', () => socket.destroy());
+    // Counted before the route looks anything up, so probing for chatbots counts too.
+    const address = this.deps.trustedProxies.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+    const opened = await this.deps.opens.admit(address);
+    if (opened.kind === 'limited') {
+      return refuse(socket, { status: 429, detail: OPENS_LIMITED_DETAIL, retryAfterSeconds: opened.retryAfterSeconds });
+    }
     const decision = await route.admit(req, url);
     if (typeof decision !== 'function') return refuse(socket, decision);
     if (socket.destroyed) return;
@@ -112,12 +157,19 @@ export class SocketServer {
       this.alive.set(ws, true);
       ws.on('pong', () => this.alive.set(ws, true));
       ws.on('error', (error) => this.logger.debug({ err: error.message }, 'socket error'));
-      decision(ws);
+      this.intakes.set(ws, new SocketIntake(ws, decision(ws), this.limits, this.deps.clock, this.logger));
     });
   }
 
   private beat(): void {
     for (const socket of this.wss.clients) {
+      const intake = this.intakes.get(socket);
+      if (intake?.paused) {
+        // Its pong waits unread behind its frames, so the ping proves nothing; a queue full for a
+        // whole interval is stuck.
+        if (intake.pausedForMs() >= this.limits.heartbeatMs) intake.stop('inbound queue full');
+        continue;
+      }
       if (!this.alive.get(socket)) {
         socket.terminate();
         continue;
@@ -131,9 +183,11 @@ export class SocketServer {
 function refuse(socket: Duplex, refusal: Refusal): void {
   if (socket.destroyed) return;
   const body = JSON.stringify({ detail: refusal.detail });
+  const retryAfter = refusal.retryAfterSeconds === undefined ? '' : `Retry-After: ${refusal.retryAfterSeconds}\r\n`;
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +
       'Content-Type: application/json\r\n' +
+      retryAfter +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,

@@ -1,7 +1,11 @@
+import type { Egress } from '../net/ssrf-guard.ts';
+
 /** Limits and switches of one crawl. */
 export interface CrawlOptions {
   /** Lifts the SSRF guard so that private and loopback hosts may be crawled (`CRAWL_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
+  /** How hosts are resolved and reached (tests inject a fake resolver); the system's by default. */
+  egress?: Egress;
   /** Pages kept, at most. */
   maxPages: number;
   /** Link hops from the start URL or a sitemap entry (both depth 0). */
@@ -35,7 +39,7 @@ export const DEFAULT_CRAWL_OPTIONS: CrawlOptions = {
 /** Merges options with the defaults; throws `RangeError` naming the first option out of range. */
 export function crawlOptions(options: Partial<CrawlOptions> = {}): CrawlOptions {
   const merged = { ...DEFAULT_CRAWL_OPTIONS, ...options };
-  const minimums: Array<[keyof CrawlOptions, number]> = [
+  const minimums: Array<[Exclude<keyof CrawlOptions, 'allowPrivate' | 'egress'>, number]> = [
     ['maxPages', 1],
     ['maxDepth', 0],
     ['maxPageBytes', 1],

@@ -1,6 +1,13 @@
-import { isIP } from 'node:net';
 import got from 'got';
-import { ForbiddenDestinationError, guardedLookup, isPublicAddress } from '../net/ssrf-guard.ts';
+import {
+  assertPublicHost,
+  ForbiddenDestinationError,
+  gotAgents,
+  guardedLookup,
+  hostOf,
+  systemEgress,
+  type Egress,
+} from '../net/ssrf-guard.ts';
 import { FetchError, SizeLimitError } from './ingest-errors.ts';
 
 /** The crawler's `User-Agent`, and the name robots.txt rules are matched against. */
@@ -10,6 +17,8 @@ export const CRAWLER_USER_AGENT = 'SwitchboardBot/1.0';
 export interface FetchOptions {
   /** Lifts the SSRF guard (tests, intranet installs): `CRAWL_ALLOW_PRIVATE`. */
   allowPrivate: boolean;
+  /** How hosts are resolved and reached (tests inject a fake resolver); the system's by default. */
+  egress?: Egress;
   /** Per request, redirect hops each counted afresh. */
   timeoutMs: number;
   /** Largest body read, after decompression. */
@@ -102,11 +111,8 @@ function assertFetchable(url: URL, allowPrivate: boolean): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new FetchError(url.href, `unsupported protocol ${url.protocol}`);
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
   // A literal address never reaches the DNS lookup, so it is checked here.
-  if (!allowPrivate && isIP(host) && !isPublicAddress(host)) {
-    throw new ForbiddenDestinationError(`${host} is a non-public address`);
-  }
+  assertPublicHost(hostOf(url), allowPrivate);
 }
 
 function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
@@ -117,7 +123,8 @@ function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
     followRedirect: false,
     retry: { limit: 0 },
     throwHttpErrors: false,
-    dnsLookup: guardedLookup(options.allowPrivate),
+    dnsLookup: guardedLookup(options.allowPrivate, options.egress ?? systemEgress),
+    ...gotAgents(options.egress ?? systemEgress),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   return readHop(stream, url, options);
@@ -193,8 +200,7 @@ function headerValue(value: string | string[] | undefined): string | null {
 }
 
 function hopError(error: Error & { code?: string }, url: URL, options: FetchOptions): Error {
-  if (error.code === 'EFORBIDDEN')
-    return new ForbiddenDestinationError(`${url.hostname} resolves to a non-public address`);
+  if (error.code === 'EFORBIDDEN') return new ForbiddenDestinationError(hostOf(url), { cause: error });
   if (error.code === 'ETIMEDOUT')
     return new FetchError(url.href, `timed out after ${options.timeoutMs} ms`, { cause: error });
   if (options.signal?.aborted) return new FetchError(url.href, 'aborted', { cause: error });

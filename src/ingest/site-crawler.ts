@@ -290,6 +290,7 @@ class SiteCrawl {
   private fetch(url: string, kind: 'robots' | 'sitemap' | 'page', validators?: Validators): Promise<FetchedResource> {
     const options: FetchOptions = {
       allowPrivate: this.settings.allowPrivate,
+      egress: this.settings.egress,
       timeoutMs: this.settings.requestTimeoutMs,
       maxRedirects: this.settings.maxRedirects,
       signal: this.controller.signal,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
+import { NOT_PUBLIC_URL } from '../net/ssrf-guard.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionQueue } from '../store/ingestion-queue.ts';
 import type { AccountStore } from '../store/account-store.ts';
@@ -58,6 +59,7 @@ export class SourceIntake {
   private readonly clock: Clock;
   private readonly accounts: AccountStore;
   private readonly connections: ConnectionStore;
+  private readonly checkDestination: (url: URL) => Promise<void>;
   /** A local ingestion worker may look at once. */
   onQueued: () => void = () => {};
 
@@ -67,12 +69,18 @@ export class SourceIntake {
     clock: Clock;
     accounts: AccountStore;
     connections: ConnectionStore;
+    /**
+     * Refuses a url source's start URL that the crawler would refuse (the SSRF guard's checks: a
+     * literal address, a local name, and every address the name resolves to), before it is stored.
+     */
+    checkDestination: (url: URL) => Promise<void>;
   }) {
     this.sources = deps.sources;
     this.queue = deps.queue;
     this.clock = deps.clock;
     this.accounts = deps.accounts;
     this.connections = deps.connections;
+    this.checkDestination = deps.checkDestination;
   }
 
   addText(chatbotId: string, text: string, title?: string): Promise<Source> {
@@ -80,13 +88,19 @@ export class SourceIntake {
     return this.queued(chatbotId, { type: 'text', title, content: text });
   }
 
-  addUrl(chatbotId: string, rawUrl: string, title?: string, refresh?: string): Promise<Source> {
+  async addUrl(chatbotId: string, rawUrl: string, title?: string, refresh?: string): Promise<Source> {
     const url = URL.parse(rawUrl);
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
       throw new ValidationError('url must be an absolute http or https URL without credentials.');
     }
     url.hash = '';
-    return this.queued(chatbotId, { type: 'url', url: url.toString(), title, refresh: refreshOf(refresh) });
+    const schedule = refreshOf(refresh);
+    try {
+      await this.checkDestination(url);
+    } catch (error) {
+      throw new ValidationError(NOT_PUBLIC_URL, { cause: error });
+    }
+    return this.queued(chatbotId, { type: 'url', url: url.toString(), title, refresh: schedule });
   }
 
   addFile(chatbotId: string, filename: string, bytes: Buffer): Promise<Source> {

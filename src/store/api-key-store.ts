@@ -55,11 +55,12 @@ redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 return 'ok'
 `);
 
-// KEYS: key record. ARGV: revoked_at.
+// KEYS: key record. ARGV: revoked_at. Returns the key's hash (its lookup entry is dropped next), or
+// false when there is no such key.
 const REVOKE = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSET', KEYS[1], 'active', '0', 'revoked_at', ARGV[1])
-return 1
+return redis.call('HGET', KEYS[1], 'hash')
 `);
 
 /** API keys: creation under the 5-key cap and the Scale-plan rule, listing, revocation, lookup. */
@@ -107,20 +108,34 @@ export class ApiKeyStore {
     return records.filter((r) => r.id).map(toView);
   }
 
+  /**
+   * Revokes a key: its record says so at once (the gate refuses it from then on), then its lookup
+   * entry goes, so a revoked key is an unknown key to `lookup` and its 401 does the same work
+   * (issue 18). A crash in between leaves an entry the gate drops on the key's next use.
+   */
   async revoke(userId: string, keyId: string): Promise<ApiKeyView> {
     const record = this.keys.apiKey(userId, keyId);
-    const found = await REVOKE.run(this.redis, [record], [this.clock.nowMicros()]);
-    if (found !== 1) throw new NotFoundError('API key not found.');
+    const hash = await REVOKE.run(this.redis, [record], [this.clock.nowMicros()]);
+    if (typeof hash !== 'string') throw new NotFoundError('API key not found.');
+    await this.redis.del(this.keys.apiKeyByHash(hash));
     return toView(await this.redis.hGetAll(record));
   }
 
-  /** The owner of a well-formed key whose hash is on record; undefined otherwise. */
+  /**
+   * The owner of a well-formed key whose hash is on record; undefined otherwise. Unknown and revoked
+   * keys take the same path: one read that finds nothing.
+   */
   async lookup(token: string): Promise<KeyOwner | undefined> {
     if (!isWellFormedApiKey(token)) return undefined;
     const value = await this.redis.get(this.keys.apiKeyByHash(hashApiKey(token)));
     if (!value) return undefined;
     const [userId, keyId] = value.split(':') as [string, string];
     return { userId, keyId };
+  }
+
+  /** Drops the lookup entry of a key the gate found inactive (revoked before entries were dropped). */
+  async forget(token: string): Promise<void> {
+    await this.redis.del(this.keys.apiKeyByHash(hashApiKey(token)));
   }
 }
 

@@ -6,8 +6,9 @@ import { ExpiringSet } from './expiring-set.ts';
 /**
  * What the gateway processes tell the CLI: that they are running (each says so every few seconds,
  * in a sorted set scored by when its word lapses), so `source add --wait` can tell "queued, a gateway
- * will take it" from "no gateway is running"; and the PUBLIC_URL they are reached at, from which the
- * CLI builds the links it prints.
+ * will take it" from "no gateway is running"; the PUBLIC_URL they are reached at, from which the
+ * CLI builds the links it prints; and whether they crawl private addresses, which decides the url
+ * sources the CLI accepts.
  */
 export class GatewayPresence {
   private readonly redis: RedisClient;
@@ -46,5 +47,16 @@ export class GatewayPresence {
   /** The PUBLIC_URL the gateways published, if any did. */
   async publicUrl(): Promise<string | undefined> {
     return (await this.redis.get(this.keys.gatewayPublicUrl())) ?? undefined;
+  }
+
+  /** Publishes the gateways' `CRAWL_ALLOW_PRIVATE`, which the CLI's url source check follows. */
+  async publishCrawlAllowsPrivate(allowPrivate: boolean): Promise<void> {
+    await this.redis.set(this.keys.gatewayCrawlAllowsPrivate(), allowPrivate ? '1' : '0');
+  }
+
+  /** Whether the gateways crawl private addresses, if one has said so. */
+  async crawlAllowsPrivate(): Promise<boolean | undefined> {
+    const value = await this.redis.get(this.keys.gatewayCrawlAllowsPrivate());
+    return value === null ? undefined : value === '1';
   }
 }

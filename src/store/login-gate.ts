@@ -5,25 +5,34 @@ import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/** Sign-in attempts allowed per email address and per client address in any `windowMs`. */
+/** The sign-in limits; each window counts failed attempts in any `windowMs`. */
 export interface LoginLimits {
-  perEmail: number;
+  /** Failures for one email address from one client address. */
+  perEmailAndAddress: number;
+  /** Failures from one client address, whatever the emails. */
   perAddress: number;
   windowMs: number;
+  /** Sign-ins of one client address being checked at once (across every gateway). */
+  concurrentPerAddress: number;
+  /** How long an unfinished sign-in counts as in flight (a gateway that died never finishes it). */
+  inFlightMs: number;
 }
 
 /** What the gate said about one sign-in attempt. */
-export type LoginAdmission = { kind: 'admitted'; ticket: LoginTicket } | { kind: 'limited'; retryAfterSeconds: number };
+export type LoginAdmission =
+  { kind: 'admitted'; ticket: LoginTicket } | { kind: 'limited'; retryAfterSeconds: number } | { kind: 'busy' };
 
-/** An admitted attempt; a successful sign-in gives it back with {@link LoginGate.forgive}. */
+/** An admitted attempt, handed back with {@link LoginGate.finish} once it is decided. */
 export interface LoginTicket {
-  keys: [string, string];
+  /** The email-and-address window, the address window, the address's sign-ins in flight. */
+  keys: [string, string, string];
   member: string;
 }
 
-// KEYS: email window, address window. ARGV: email limit, address limit, window µs, nonce.
-// Both windows are checked and counted in one script with the server's clock, so the limits are
-// exact however many gateways take sign-ins at once. Returns {1} or {0, µs until a slot frees}.
+// KEYS: email-and-address window, address window, address's in-flight set. ARGV: the two window
+// limits, window µs, nonce, in-flight cap, in-flight lease µs. Checked and counted in one script with
+// the server's clock, so the limits are exact however many gateways take sign-ins at once. Returns
+// {1, member}, {0, µs until a window slot frees} or {2} (too many of this address in flight).
 const ADMIT = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -37,11 +46,16 @@ for i = 1, 2 do
   end
 end
 if wait > 0 then return {0, wait} end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return {2} end
 local member = now .. ':' .. ARGV[4]
 for i = 1, 2 do
   redis.call('ZADD', KEYS[i], now, member)
   redis.call('PEXPIRE', KEYS[i], math.ceil(window / 1000))
 end
+local lease = tonumber(ARGV[6])
+redis.call('ZADD', KEYS[3], now + lease, member)
+redis.call('PEXPIRE', KEYS[3], math.ceil(lease / 1000))
 return {1, member}
 `);
 
@@ -58,10 +72,13 @@ export function addressKey(address: string): string {
 }
 
 /**
- * Rate limits dashboard sign-ins per email address and per client address (sliding windows in
- * Redis). Every attempt is counted when it is admitted, so concurrent guesses cannot slip past the
- * limit; a successful sign-in takes its attempt back, so only failures add up. All windows share the
- * `{login}` hash tag: one script reads both (sign-ins are rare next to chat traffic).
+ * Rate limits dashboard sign-ins per email address and client address together, per client address,
+ * and in how many sign-ins one client address has in flight (sliding windows and a leased set in
+ * Redis). An email's failures from one client never lock the right password out from another: the
+ * limit that holds any one email is per client. Every attempt is counted when it is admitted, so
+ * concurrent guesses cannot slip past a limit; a successful sign-in takes its attempt back, so only
+ * failures add up. All keys share the `{login}` hash tag: one script reads them all (sign-ins are
+ * rare next to chat traffic).
  */
 export class LoginGate {
   private readonly redis: RedisClient;
@@ -69,29 +86,44 @@ export class LoginGate {
   private readonly limits: LoginLimits;
 
   constructor(redis: RedisClient, keys: RedisKeys, limits: LoginLimits) {
+    for (const [name, value] of Object.entries(limits)) {
+      if (!Number.isInteger(value) || value < 1) throw new RangeError(`login limit ${name} must be a positive integer`);
+    }
     this.redis = redis;
     this.keys = keys;
     this.limits = limits;
   }
 
   async admit(email: string, address: string): Promise<LoginAdmission> {
-    const keys: [string, string] = [
-      this.keys.loginAttemptsByEmail(createHash('sha256').update(email).digest('hex')),
-      this.keys.loginAttemptsByAddress(addressKey(address)),
+    const client = addressKey(address);
+    const pair = createHash('sha256').update(`${email}\n${client}`).digest('hex');
+    const keys: LoginTicket['keys'] = [
+      this.keys.loginAttemptsByEmailAndAddress(pair),
+      this.keys.loginAttemptsByAddress(client),
+      this.keys.loginsInFlight(client),
     ];
-    const { perEmail, perAddress, windowMs } = this.limits;
-    const [admitted, value] = (await ADMIT.run(this.redis, keys, [
-      perEmail,
+    const { perEmailAndAddress, perAddress, windowMs, concurrentPerAddress, inFlightMs } = this.limits;
+    const [verdict, value] = (await ADMIT.run(this.redis, keys, [
+      perEmailAndAddress,
       perAddress,
       windowMs * 1000,
       randomUUID(),
-    ])) as [number, string | number];
-    if (admitted === 1) return { kind: 'admitted', ticket: { keys, member: String(value) } };
+      concurrentPerAddress,
+      inFlightMs * 1000,
+    ])) as [number, string | number | undefined];
+    if (verdict === 1) return { kind: 'admitted', ticket: { keys, member: String(value) } };
+    if (verdict === 2) return { kind: 'busy' };
     return { kind: 'limited', retryAfterSeconds: Math.ceil(Number(value) / 1_000_000) };
   }
 
-  /** Takes a successful attempt out of both windows. */
-  async forgive(ticket: LoginTicket): Promise<void> {
-    await this.redis.multi().zRem(ticket.keys[0], ticket.member).zRem(ticket.keys[1], ticket.member).exec();
+  /**
+   * Ends an admitted attempt: it is no longer in flight, and with `forgive` (a successful sign-in, or
+   * one the server could not check) it is taken out of both windows too.
+   */
+  async finish(ticket: LoginTicket, forgive: boolean): Promise<void> {
+    const [pair, address, inFlight] = ticket.keys;
+    const multi = this.redis.multi().zRem(inFlight, ticket.member);
+    if (forgive) multi.zRem(pair, ticket.member).zRem(address, ticket.member);
+    await multi.exec();
   }
 }

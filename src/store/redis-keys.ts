@@ -257,12 +257,23 @@ export class RedisKeys {
   invite(userId: string): string {
     return `${this.prefix}{u:${userId}}:invite`;
   }
-  /** Recent sign-in attempts for one email address (SHA-256), and from one client address. */
-  loginAttemptsByEmail(emailHash: string): string {
-    return `${this.prefix}{login}:email:${emailHash}`;
+  /**
+   * Recent failed sign-ins for one email address from one client address (SHA-256 of the pair), and
+   * from one client address whatever the email.
+   */
+  loginAttemptsByEmailAndAddress(pairHash: string): string {
+    return `${this.prefix}{login}:pair:${pairHash}`;
   }
   loginAttemptsByAddress(address: string): string {
     return `${this.prefix}{login}:addr:${address}`;
+  }
+  /** Sign-ins from one client address that are being checked now (each with its lease's end). */
+  loginsInFlight(address: string): string {
+    return `${this.prefix}{login}:busy:${address}`;
+  }
+  /** Recent socket opens (widget and agent) from one client address: no hash tag, spread over the cluster. */
+  socketOpens(address: string): string {
+    return `${this.prefix}socket-opens:${address}`;
   }
   /** A user's connections to knowledge services (id by creation time), and one connection. */
   connectionsOf(userId: string): string {
@@ -293,6 +304,10 @@ export class RedisKeys {
   /** The PUBLIC_URL the gateways are reached at, published by them so the CLI builds links from it. */
   gatewayPublicUrl(): string {
     return `${this.prefix}gateway-public-url`;
+  }
+  /** Whether the gateways crawl private addresses (`CRAWL_ALLOW_PRIVATE`), published for the CLI's checks. */
+  gatewayCrawlAllowsPrivate(): string {
+    return `${this.prefix}gateway-crawl-allow-private`;
   }
   /** Gateway processes that are running, scored by when their last word lapses (ms). */
   gateways(): string {

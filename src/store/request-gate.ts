@@ -20,8 +20,10 @@ export interface GateOptions {
 // KEYS: user, key record, key's window. ARGV: limit, window µs, nonce, plan, last-used throttle µs.
 // One script decides authorization and the rolling window with the server's TIME, so the check is
 // exact across every gateway process and a rejected request leaves no trace in the window.
+// Replies {1, remaining}, {2, 0} when limited, {0, 0} for another plan, {3, 0} for a key no longer
+// active (its lookup entry is stale).
 const ADMIT = new LuaScript(`
-if redis.call('HGET', KEYS[2], 'active') ~= '1' then return {0, 0} end
+if redis.call('HGET', KEYS[2], 'active') ~= '1' then return {3, 0} end
 if redis.call('HGET', KEYS[1], 'plan') ~= ARGV[4] then return {0, 0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -68,7 +70,10 @@ export class RequestGate {
       ],
       [limit, windowMs * 1000, randomUUID(), API_PLAN, 1_000_000],
     )) as [number, number];
-    if (reply[0] === 0) return { kind: 'unauthorized' };
+    // A revoked key whose lookup entry survived (revoked by an older version, or a crash between
+    // the two steps of revoke): dropped now, so its next 401 is an unknown key's.
+    if (reply[0] === 3) await this.apiKeys.forget(token);
+    if (reply[0] === 0 || reply[0] === 3) return { kind: 'unauthorized' };
     if (reply[0] === 2) return { kind: 'limited', limit, remaining: 0 };
     return { kind: 'admitted', userId: owner.userId, limit, remaining: reply[1] };
   }

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { EVENT_NAMES, type EventName } from '../events/webhook-event.ts';
-import { assertPublicDestination, ForbiddenDestinationError } from '../net/ssrf-guard.ts';
+import { assertPublicDestination, NOT_PUBLIC_URL, systemEgress, type Egress } from '../net/ssrf-guard.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
@@ -34,12 +34,14 @@ export class WebhookStore {
   private readonly keys: RedisKeys;
   private readonly clock: Clock;
   private readonly allowPrivate: boolean;
+  private readonly egress: Egress;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, allowPrivate: boolean) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, allowPrivate: boolean, egress = systemEgress) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
     this.allowPrivate = allowPrivate;
+    this.egress = egress;
   }
 
   async create(chatbotId: string, rawUrl: string, rawEvents: string[]): Promise<WebhookWithSecret> {
@@ -116,12 +118,9 @@ export class WebhookStore {
     if (url.username || url.password) throw new ValidationError('url must not contain credentials.');
     if (rawUrl.length > 2048) throw new ValidationError('url must be at most 2048 characters.');
     try {
-      await assertPublicDestination(url, this.allowPrivate);
+      await assertPublicDestination(url, this.allowPrivate, this.egress);
     } catch (error) {
-      if (error instanceof ForbiddenDestinationError) {
-        throw new ValidationError('url must not point to a private, loopback or link-local address.');
-      }
-      throw new ValidationError(`url host could not be resolved: ${url.hostname}.`);
+      throw new ValidationError(NOT_PUBLIC_URL, { cause: error });
     }
     return url.toString();
   }

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { isIP } from 'node:net';
 import got from 'got';
-import { guardedLookup, isPublicAddress } from '../net/ssrf-guard.ts';
+import { assertPublicHost, gotAgents, guardedLookup, hostOf, systemEgress, type Egress } from '../net/ssrf-guard.ts';
 
 /** How much of a receiver's response body is kept in the delivery log. */
 export const RESPONSE_BODY_LIMIT = 4096;
@@ -16,6 +15,9 @@ export interface SignedRequest {
   deliveryId: string;
   attempt: number;
 }
+
+/** The attempt's error when the guard refused the destination (whatever the reason, one text). */
+export const REFUSED_DESTINATION = 'destination is not a public address';
 
 /** What one attempt produced. */
 export interface AttemptResult {
@@ -40,19 +42,23 @@ export class WebhookSender {
   private readonly timeoutMs: number;
   private readonly allowPrivate: boolean;
   private readonly lookup: ReturnType<typeof guardedLookup>;
+  private readonly egress: Egress;
 
-  constructor(options: { timeoutMs: number; allowPrivate: boolean }) {
+  constructor(options: { timeoutMs: number; allowPrivate: boolean; egress?: Egress }) {
     this.timeoutMs = options.timeoutMs;
     this.allowPrivate = options.allowPrivate;
-    this.lookup = guardedLookup(options.allowPrivate);
+    this.egress = options.egress ?? systemEgress;
+    this.lookup = guardedLookup(options.allowPrivate, this.egress);
   }
 
   async send(request: SignedRequest): Promise<AttemptResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const host = new URL(request.url).hostname.replace(/^\[|\]$/g, '');
-    if (!this.allowPrivate && isIP(host) && !isPublicAddress(host)) {
-      return { statusCode: null, error: 'destination is a non-public address', durationMs: 0, responseBody: '' };
+    try {
+      // A literal address never reaches the guarded lookup, so it is judged here.
+      assertPublicHost(hostOf(new URL(request.url)), this.allowPrivate);
+    } catch {
+      return { statusCode: null, error: REFUSED_DESTINATION, durationMs: 0, responseBody: '' };
     }
     return new Promise<AttemptResult>((resolve) => {
       let statusCode: number | null = null;
@@ -82,6 +88,7 @@ export class WebhookSender {
         throwHttpErrors: false,
         decompress: false,
         dnsLookup: this.lookup,
+        ...gotAgents(this.egress),
       });
       stream.on('response', (response: { statusCode: number }) => {
         statusCode = response.statusCode;
@@ -98,7 +105,7 @@ export class WebhookSender {
       stream.on('end', () => finish(null));
       stream.on('error', (error: Error & { code?: string }) => {
         if (error.code === 'ETIMEDOUT') finish(`timed out after ${this.timeoutMs} ms`);
-        else if (error.code === 'EFORBIDDEN') finish('destination resolves to a non-public address');
+        else if (error.code === 'EFORBIDDEN') finish(REFUSED_DESTINATION);
         else finish(error.message);
       });
     });

@@ -247,3 +247,53 @@ t.test('each turn that called the LLM logs one metrics line: numbers, no text', 
     },
   ]);
 });
+
+// Issue 18: a renewal that found the lease gone was ignored; the turn ran on to writes the fenced
+// scripts refuse, and its requester waited for the LLM to learn it.
+t.test('a turn whose lease is lost stops at once: its LLM call is aborted and its requester told', async (t) => {
+  const aborted: AbortSignal[] = [];
+  const hanging: LlmProvider = {
+    generate: (_model, _prompt, options) =>
+      new Promise((_resolve, reject) => {
+        aborted.push(options!.signal!);
+        options!.signal!.addEventListener('abort', () => reject(new Error('aborted')));
+      }),
+  };
+  const providers = { chatgpt: hanging, gemini: hanging, ollama: hanging };
+  const retriever = { retrieve: () => Promise.resolve([]) };
+  const logs = new LogCapture();
+  const logger = createLogger('info', logs);
+  const router = new ConversationRouter(
+    {
+      conversations,
+      quota: new QuotaStore(redis, keys, clock, { scale: 1_000_000 }),
+      retrieval: new TurnRetrieval({ retriever, providers, clock, logger, rewriteTimeoutMs: 5000 }),
+      providers,
+      relay,
+      escalate: () => Promise.resolve(),
+      feed: () => Promise.resolve(),
+      clock,
+      logger,
+      // Renewed every 100 ms (real time).
+      limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs: 300 },
+    },
+    { idleMs: 60_000, clock },
+  );
+  t.teardown(() => router.stop());
+  const answer = send(router, 'p-lost', 'are you there?');
+  while (aborted.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  // Another gateway took the conversation over after this one's lease lapsed.
+  await redis.set(keys.conversationLease(chatbot.id, 'p-lost'), 'another-gateway');
+  const started = performance.now();
+  t.same(await answer, { kind: 'failed', error: new Error('conversation lease lost during the turn') });
+  t.ok(performance.now() - started < 2000, 'told within a renewal or so');
+  t.equal(aborted[0]!.aborted, true, 'the LLM call was aborted');
+  t.equal(await redis.get(keys.conversationLease(chatbot.id, 'p-lost')), 'another-gateway', 'its lease left alone');
+  t.same(
+    (await conversations.transcript(chatbot.id, 'p-lost')).messages.map((m) => m.role),
+    ['user'],
+  );
+  t.same(logs.withMessage('conversation lease lost; turn stopped'), [
+    { level: 40, chatbot_id: chatbot.id, msg: 'conversation lease lost; turn stopped' },
+  ]);
+});

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logger.ts';
 import { startClusterRedis } from '../support/redis-server.ts';
 import { SlotMonitor } from '../support/slot-monitor.ts';
 import { until } from '../support/until.ts';
+import { WidgetClient } from '../support/widget-client.ts';
 
 // Redis Cluster readiness. The gateway runs against a real Redis Cluster (one shard serving every
 // slot, so one server is enough): the cluster itself refuses any script or transaction whose declared
@@ -76,6 +77,9 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     });
   const statuses = await Promise.all(['one', 'two', 'three', 'four'].map(async (m) => (await chat(m)).status));
   t.same(statuses.sort(), [200, 200, 200, 429]);
+  // A widget socket, its open counted per client address.
+  const visitor = await WidgetClient.ready(base, { chatbot_id: bot.id });
+  await visitor.client.close();
 
   // Escalation, takeover, an agent's reply, release; a lead; a source ingested and deleted.
   await s.control.escalate(bot.id, 'api-cluster');

@@ -1,10 +1,15 @@
 import t from 'tap';
 import { FakeTelegram } from '../fakes/fake-telegram.ts';
 import { startGateway } from '../support/gateway.ts';
+import { fakeEgress } from '../fakes/fake-egress.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 
 const telegram = await new FakeTelegram().start();
-const gw = await startGateway({ TELEGRAM_API_ROOT: telegram.url });
+// docs.example.com is answered by a fake resolver: a url source's host must resolve to a public address.
+const gw = await startGateway(
+  { TELEGRAM_API_ROOT: telegram.url },
+  { egress: fakeEgress({ 'docs.example.com': ['93.184.215.14'] }) },
+);
 t.teardown(async () => {
   await gw.stop();
   await telegram.stop();

@@ -168,7 +168,7 @@ t.test('the webhook SSRF check is the store’s: private destinations are refuse
     url: 'http://127.0.0.1:9/hook',
     events: ['lead.captured'],
   });
-  t.same([res.status, res.body], [400, { detail: 'url must not point to a private, loopback or link-local address.' }]);
+  t.same([res.status, res.body], [400, { detail: 'url must point to a public address on the internet.' }]);
 });
 
 t.test('conversations, transcripts, release; usage counts per day; leads as CSV', async (t) => {

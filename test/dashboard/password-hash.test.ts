@@ -3,6 +3,8 @@ import {
   checkPassword,
   hashPassword,
   PASSWORD_WORK_CONCURRENCY,
+  PASSWORD_WORK_QUEUE,
+  PasswordWorkBusyError,
   passwordWorkLoad,
   verifyPassword,
 } from '../../src/dashboard/password-hash.ts';
@@ -48,4 +50,21 @@ t.test('two scrypt computations run at once; the others wait in a queue and all 
     `never more than two at once: ${JSON.stringify(loads)}`,
   );
   t.same(passwordWorkLoad(), { running: 0, waiting: 0 });
+});
+
+t.test('a check that finds every slot and queue place taken is refused at once, not queued', async (t) => {
+  t.equal(PASSWORD_WORK_QUEUE, 4);
+  const stored = await hashPassword('correct horse battery staple');
+  const capacity = PASSWORD_WORK_CONCURRENCY + PASSWORD_WORK_QUEUE;
+  const admitted = Array.from({ length: capacity }, () => verifyPassword('wrong horse battery staple', stored));
+  t.same(passwordWorkLoad(), { running: 2, waiting: 4 });
+  await t.rejects(
+    verifyPassword('correct horse battery staple', stored),
+    new PasswordWorkBusyError('every password check slot is taken'),
+  );
+  const hashing = hashPassword('a new password, set by its owner');
+  t.same(passwordWorkLoad(), { running: 2, waiting: 5 }, 'setting a password still waits its turn');
+  t.same(await Promise.all(admitted), Array<boolean>(capacity).fill(false));
+  t.match(await hashing, /^scrypt\$/);
+  t.equal(await verifyPassword('correct horse battery staple', stored), true, 'checked again once there is room');
 });

@@ -11,6 +11,7 @@ const gemini = await fakeGemini().start();
 const ollama = await fakeOllama().start();
 const logs = new LogCapture();
 const TIMEOUT_MS = 1500;
+const FENCE = 'fence-of-rewrite-test';
 const gw = await startGateway(
   {
     OPENAI_API_KEY: 'sk-test',
@@ -25,7 +26,7 @@ const gw = await startGateway(
     CONVERSATION_RATE_LIMIT: '1000',
     LOG_LEVEL: 'info',
   },
-  {},
+  { fenceNonce: () => FENCE },
   logs,
 );
 t.teardown(async () => {
@@ -83,7 +84,9 @@ const promptWords = (messages: Array<{ content: string }>) => countWords(message
 /** The answer prompt's system text when the passages are what `query` alone finds for the chatbot. */
 async function systemFor(chatbotId: string, query: string): Promise<string> {
   const context = await gw.app.retrieval.retrieve(chatbotId, query);
-  return ['You help customers of the shop.', identityRules('Shop Helper'), contextBlock(context)].join('\n\n');
+  return ['You help customers of the shop.', identityRules('Shop Helper', FENCE), contextBlock(context, FENCE)].join(
+    '\n\n',
+  );
 }
 
 t.test('off by default: one LLM request per turn, and a metrics line without a rewrite', async (t) => {

@@ -19,6 +19,7 @@ const CONTEXT: RetrievedChunk[] = [
   },
 ];
 let retrieverFails = false;
+const FENCE = 'fence-of-chat-test';
 const gw = await startGateway(
   {
     OPENAI_API_KEY: 'sk-test',
@@ -33,6 +34,7 @@ const gw = await startGateway(
   },
   {
     events: sink,
+    fenceNonce: () => FENCE,
     retriever: {
       retrieve: async () => {
         if (retrieverFails) throw new Error('retrieval exploded');
@@ -65,7 +67,7 @@ async function chat(body: unknown, chatbotId = bot.id, key = owner.key) {
 }
 
 const SYSTEM = (name: string, prompt: string, chunks: RetrievedChunk[] = CONTEXT) =>
-  [prompt, identityRules(name), contextBlock(chunks)].join('\n\n');
+  [prompt, identityRules(name, FENCE), contextBlock(chunks, FENCE)].join('\n\n');
 
 t.test(
   'OpenAI receives system prompt, identity rules, context block and the message; the reply is returned',
@@ -84,7 +86,7 @@ t.test(
     t.match(request.body.messages[0].content, /untrusted data/);
     t.match(
       request.body.messages[0].content,
-      /<reference id="1" "title: Returns, url: https:\/\/shop.example\/returns">/,
+      /<reference id="1" title="Returns" url="https:\/\/shop.example\/returns">/,
     );
   },
 );

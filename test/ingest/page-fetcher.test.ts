@@ -19,13 +19,13 @@ t.test('with the guard on, loopback and other non-public destinations are refuse
   site.routes.set('/', html('Home', 'hello'));
   const guarded = { ...options, allowPrivate: false };
   const cases: Array<[string, string]> = [
-    [`http://127.0.0.1:${site.port}/`, '127.0.0.1 is a non-public address'],
-    [`http://2130706433:${site.port}/`, '127.0.0.1 is a non-public address'],
-    [`http://[::ffff:127.0.0.1]:${site.port}/`, '::ffff:7f00:1 is a non-public address'],
-    [`http://[::1]:${site.port}/`, '::1 is a non-public address'],
-    [`http://0.0.0.0:${site.port}/`, '0.0.0.0 is a non-public address'],
-    // A host name is resolved (from /etc/hosts here) and refused for the address it resolves to.
-    [`http://localhost:${site.port}/`, 'localhost resolves to a non-public address'],
+    [`http://127.0.0.1:${site.port}/`, '127.0.0.1 is not a public address'],
+    [`http://2130706433:${site.port}/`, '127.0.0.1 is not a public address'],
+    [`http://[::ffff:127.0.0.1]:${site.port}/`, '::ffff:7f00:1 is not a public address'],
+    [`http://[::1]:${site.port}/`, '::1 is not a public address'],
+    [`http://0.0.0.0:${site.port}/`, '0.0.0.0 is not a public address'],
+    // A local-only name is refused without being resolved.
+    [`http://localhost:${site.port}/`, 'localhost is not a public address'],
   ];
   for (const [url, message] of cases) {
     const error = await fetchResource(url, guarded).catch((caught: unknown) => caught);

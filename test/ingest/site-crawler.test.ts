@@ -130,8 +130,7 @@ t.test('with allowPrivate off, a site on a loopback address is refused without a
   site.routes.set('/', html('Home', 'home'));
   for (const start of [`${site.url}/`, `http://localhost:${site.port}/`]) {
     const host = new URL(start).hostname;
-    const reason =
-      host === 'localhost' ? 'localhost resolves to a non-public address' : '127.0.0.1 is a non-public address';
+    const reason = host === 'localhost' ? 'localhost is not a public address' : '127.0.0.1 is not a public address';
     const result = await crawlSite(start, { allowPrivate: false });
     t.same(result.pages, []);
     t.same(result.errors, [

@@ -27,6 +27,8 @@ export class WidgetClient {
   readonly frames: Frame[] = [];
   readonly socket: WebSocket;
   closeCode: number | undefined;
+  /** The reason of the close frame received, if any. */
+  closeReason: string | undefined;
   /** Frames already returned by `next`. */
   private readonly taken = new Set<number>();
   private readonly waiters = new Set<() => void>();
@@ -39,8 +41,9 @@ export class WidgetClient {
       for (const wake of this.waiters) wake();
     });
     this.closed = new Promise((resolve) => {
-      socket.on('close', (code) => {
+      socket.on('close', (code, reason) => {
         this.closeCode = code;
+        this.closeReason = reason.toString('utf8');
         for (const wake of this.waiters) wake();
         resolve(code);
       });

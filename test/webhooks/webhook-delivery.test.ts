@@ -289,7 +289,7 @@ t.test('creation validates the URL, the events, and refuses private destinations
   const env = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
   const create = (url: string, events = 'message.received') =>
     runCli(['webhook', 'create', '--bot', bot.id, '--url', url, '--events', events], env);
-  const privateDetail = 'url must not point to a private, loopback or link-local address.\n';
+  const privateDetail = 'url must point to a public address on the internet.\n';
   for (const url of [
     'http://127.0.0.1/hook',
     'http://localhost:8080/hook',
@@ -303,6 +303,12 @@ t.test('creation validates the URL, the events, and refuses private destinations
     'http://[fe80::1]/hook',
     'http://[::ffff:127.0.0.1]/hook',
     'http://0.0.0.0/hook',
+    // IPv4-compatible IPv6 (the metadata address as ::a9fe:a9fe), NAT64, local-only names.
+    'http://[::127.0.0.1]/hook',
+    'http://[::a9fe:a9fe]/hook',
+    'http://[64:ff9b::7f00:1]/hook',
+    'http://LOCALHOST./hook',
+    'http://metadata.internal/hook',
   ]) {
     t.same(await create(url), { code: 1, stdout: '', stderr: privateDetail }, url);
   }

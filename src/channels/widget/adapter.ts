@@ -3,8 +3,9 @@ import type { RawData, WebSocket } from 'ws';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
 import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
-import type { SocketRoute, Refusal } from '../../http/socket-server.ts';
+import type { Accept, SocketRoute, Refusal } from '../../http/socket-server.ts';
 import { readFrameObject } from '../../http/socket-frame.ts';
+import { FRAME_RATE_DETAIL, type FrameReceiver } from '../../http/socket-intake.ts';
 import { isUuid } from '../../uuid.ts';
 import type { LeadCapture, LeadInput } from '../../leads/lead-capture.ts';
 import type { Logger } from '../../logger.ts';
@@ -32,7 +33,6 @@ interface Visitor {
   socket: WebSocket;
   chatbotId: string;
   sessionId: string;
-  intake: Promise<void>;
 }
 
 /**
@@ -47,7 +47,7 @@ export class WidgetAdapter implements SocketRoute {
     this.deps = deps;
   }
 
-  async admit(req: IncomingMessage, url: URL): Promise<Refusal | ((socket: WebSocket) => void)> {
+  async admit(req: IncomingMessage, url: URL): Promise<Refusal | Accept> {
     const chatbotId = (url.searchParams.get('chatbot_id') ?? '').toLowerCase();
     if (!isUuid(chatbotId)) return { status: 404, detail: 'Chatbot not found.' };
     let chatbot: Chatbot;
@@ -62,7 +62,7 @@ export class WidgetAdapter implements SocketRoute {
       return { status: 403, detail: 'Origin not allowed.' };
     }
     const sessionId = await this.session(chatbotId, url.searchParams.get('session_id'));
-    return (socket) => this.open({ socket, chatbotId, sessionId, intake: Promise.resolve() });
+    return (socket) => this.open({ socket, chatbotId, sessionId });
   }
 
   private async session(chatbotId: string, given: string | null): Promise<string> {
@@ -70,19 +70,25 @@ export class WidgetAdapter implements SocketRoute {
     return this.deps.widgetSessions.issue(chatbotId);
   }
 
-  private open(visitor: Visitor): void {
+  private open(visitor: Visitor): FrameReceiver {
     const { socket, chatbotId, sessionId } = visitor;
     this.deps.outbound.add(chatbotId, sessionId, socket);
-    visitor.intake = this.deps.conversations
+    // Frames that arrive before the ready frame is sent wait for it.
+    let isOpen = false;
+    const opened = this.deps.conversations
       .recentMessages(chatbotId, sessionId, READY_HISTORY_LIMIT)
       .then((history) => this.deps.outbound.ready(chatbotId, sessionId, socket, history))
       .catch((error: unknown) => {
         this.deps.logger.error({ err: error }, 'could not open a widget session');
         socket.close(1011, 'internal error');
-      });
-    socket.on('message', (data: RawData, isBinary: boolean) => {
-      visitor.intake = visitor.intake.then(() => this.take(visitor, data, isBinary));
-    });
+      })
+      .finally(() => (isOpen = true));
+    const tooFast = () => this.deps.outbound.send(socket, { type: 'error', detail: FRAME_RATE_DETAIL });
+    return {
+      receive: (data, isBinary) => opened.then(() => this.take(visitor, data, isBinary)),
+      // At once, so it goes out before a close that follows; never before the ready frame.
+      overRate: () => (isOpen ? tooFast() : void opened.then(tooFast)),
+    };
   }
 
   /** One frame: never throws; whatever goes wrong becomes an error frame for this socket. */

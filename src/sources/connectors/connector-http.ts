@@ -1,7 +1,14 @@
-import { isIP } from 'node:net';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import got from 'got';
-import { ForbiddenDestinationError, guardedLookup, isPublicAddress } from '../../net/ssrf-guard.ts';
+import {
+  assertPublicHost,
+  ForbiddenDestinationError,
+  gotAgents,
+  guardedLookup,
+  hostOf,
+  systemEgress,
+  type Egress,
+} from '../../net/ssrf-guard.ts';
 import { ConnectorError } from './connector-errors.ts';
 
 /** Where each service's API lives: the real hosts by default, a fake's in tests (configuration). */
@@ -61,6 +68,8 @@ export interface ConnectorHttpOptions {
   baseUrls: ConnectorBaseUrls;
   /** Lifts the SSRF guard (tests, intranet installs): `CRAWL_ALLOW_PRIVATE`. */
   allowPrivate: boolean;
+  /** How hosts are resolved and reached (tests inject a fake resolver); the system's by default. */
+  egress?: Egress;
   timeoutMs: number;
   /** The document size cap, the default body limit. */
   maxBytes: number;
@@ -165,10 +174,12 @@ function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<Omit<Co
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(new ConnectorError(`Unsupported protocol ${url.protocol} in ${url.host || url.href}.`));
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  // A literal address never reaches the guarded DNS lookup, so it is checked here.
-  if (!options.allowPrivate && isIP(host) && !isPublicAddress(host)) {
-    return Promise.reject(new ForbiddenDestinationError(`${host} is a non-public address`));
+  try {
+    // A literal address never reaches the guarded DNS lookup, so it is checked here.
+    assertPublicHost(hostOf(url), options.allowPrivate);
+  } catch (error) {
+    if (error instanceof ForbiddenDestinationError) return Promise.reject(error);
+    throw error;
   }
   const stream = got.stream(url, {
     method: req.method as 'GET',
@@ -183,7 +194,8 @@ function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<Omit<Co
     followRedirect: false,
     retry: { limit: 0 },
     throwHttpErrors: false,
-    dnsLookup: guardedLookup(options.allowPrivate),
+    dnsLookup: guardedLookup(options.allowPrivate, options.egress ?? systemEgress),
+    ...gotAgents(options.egress ?? systemEgress),
   });
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -215,8 +227,7 @@ function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<Omit<Co
     });
     stream.once('end', () => resolve({ ...head!, body: Buffer.concat(chunks) }));
     stream.once('error', (error: Error & { code?: string }) => {
-      if (error.code === 'EFORBIDDEN')
-        reject(new ForbiddenDestinationError(`${url.hostname} resolves to a non-public address`));
+      if (error.code === 'EFORBIDDEN') reject(new ForbiddenDestinationError(hostOf(url), { cause: error }));
       else if (error.code === 'ETIMEDOUT')
         reject(new ConnectorError(`${url.host} did not answer within ${options.timeoutMs} ms.`, { cause: error }));
       else reject(new ConnectorError(`${url.host} could not be reached: ${error.message}`, { cause: error }));

@@ -8,7 +8,13 @@ import { WidgetClient } from '../../support/widget-client.ts';
 const openai = await fakeOpenAi().start();
 const sink = new RecordingSink();
 const gw = await startGateway(
-  { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${openai.url}/v1`, LLM_MAX_RETRIES: '0' },
+  {
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    LLM_MAX_RETRIES: '0',
+    // The concurrency test sends 40 frames at once on each socket, past the default burst.
+    SOCKET_FRAME_BURST: '100',
+  },
   { events: sink },
 );
 t.teardown(async () => {

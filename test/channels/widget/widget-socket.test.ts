@@ -14,6 +14,8 @@ const gw = await startGateway(
     LLM_MAX_RETRIES: '0',
     SOCKET_SEND_BUFFER_BYTES: String(64 * 1024),
     CONVERSATION_RATE_LIMIT: '1000',
+    // The send buffer test floods 150 frames at once; the frame rate limit must not cut it off first.
+    SOCKET_FRAME_BURST: '1000',
   },
   { events: sink },
 );

@@ -46,14 +46,8 @@ const http = (allowPrivate = true, maxBytes = 1024) =>
 
 t.test('with the guard on, a loopback service is refused before any connection', async (t) => {
   const target = await server(() => ({ status: 200 }));
-  await t.rejects(
-    http(false).request(`${target.url}/x`),
-    new ForbiddenDestinationError('127.0.0.1 is a non-public address'),
-  );
-  await t.rejects(
-    http(false).request('http://localhost:1/x'),
-    new ForbiddenDestinationError('localhost resolves to a non-public address'),
-  );
+  await t.rejects(http(false).request(`${target.url}/x`), new ForbiddenDestinationError('127.0.0.1'));
+  await t.rejects(http(false).request('http://localhost:1/x'), new ForbiddenDestinationError('localhost'));
   t.equal(target.seen.length, 0);
 });
 

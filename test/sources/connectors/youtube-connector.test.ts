@@ -427,6 +427,6 @@ t.test('a page over the document size cap fails with the HTTP layer’s error', 
 t.test('the SSRF guard applies to every request (a loopback base URL is refused)', async (t) => {
   const error = await youtubeConnector.list(WATCH, context({ allowPrivate: false })).catch((caught: unknown) => caught);
   t.ok(error instanceof ForbiddenDestinationError);
-  t.equal((error as Error).message, '127.0.0.1 is a non-public address');
+  t.equal((error as Error).message, '127.0.0.1 is not a public address');
   t.same(fake.requests, []);
 });
