@@ -204,7 +204,7 @@ export function createServices(
     leads,
     leadCapture: new LeadCapture({ leads, relay, clock }),
     presence: new AgentPresence(redis, keys, clock),
-    agents: new AgentStore(redis, keys, clock),
+    agents: new AgentStore(redis, keys, clock, signals),
     telegram,
     whatsapp,
     whatsappLinker,

@@ -47,6 +47,8 @@ export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
       return to.agents.onSignal(signal);
     case 'message':
       return to.agents.onSignal(signal);
+    case 'agent-revoked':
+      return to.agents.revoked(signal.agent_id);
     case 'source-chunks':
       // This process's own index was updated before it announced the change: reloading it again
       // would be work done twice, and could race the write it announces.

@@ -4,6 +4,26 @@ import type { Logger } from '../logger.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ReceivedSignal } from '../store/signal-bus.ts';
 
+/** Close code of an agent socket whose token is refused (DESIGN.md). */
+export const UNAUTHORIZED = 4401;
+
+/** Refuses an agent socket: an error frame, then close 4401. */
+export function refuseAgent(sockets: SocketServer, socket: WebSocket, detail = 'Invalid agent token.'): void {
+  sockets.send(socket, { type: 'error', detail });
+  socket.close(UNAUTHORIZED, 'unauthorized');
+}
+
+/** Adds a socket to `key`'s set, and takes it out (and an emptied set) when it closes. */
+function track(sets: Map<string, Set<WebSocket>>, key: string, socket: WebSocket): void {
+  let set = sets.get(key);
+  if (!set) sets.set(key, (set = new Set()));
+  set.add(socket);
+  socket.once('close', () => {
+    set.delete(socket);
+    if (set.size === 0 && sets.get(key) === set) sets.delete(key);
+  });
+}
+
 /** Frames pushed to agents (DESIGN.md's protocol). */
 export type AgentPush =
   | { type: 'message'; chatbot_id: string; session_id: string; role: string; content: string; created_at: string }
@@ -19,6 +39,7 @@ export class AgentHub {
   private readonly chatbots: ChatbotStore;
   private readonly logger: Logger;
   private readonly byOwner = new Map<string, Set<WebSocket>>();
+  private readonly byAgent = new Map<string, Set<WebSocket>>();
   /** Signals are handled one at a time, so pushes keep the order their signals arrived in. */
   private queue = Promise.resolve();
 
@@ -28,14 +49,14 @@ export class AgentHub {
     this.logger = deps.logger;
   }
 
-  add(userId: string, socket: WebSocket): void {
-    let set = this.byOwner.get(userId);
-    if (!set) this.byOwner.set(userId, (set = new Set()));
-    set.add(socket);
-    socket.once('close', () => {
-      set.delete(socket);
-      if (set.size === 0 && this.byOwner.get(userId) === set) this.byOwner.delete(userId);
-    });
+  add(agent: { id: string; user_id: string }, socket: WebSocket): void {
+    track(this.byOwner, agent.user_id, socket);
+    track(this.byAgent, agent.id, socket);
+  }
+
+  /** The agent was revoked (in any process): its sockets here are refused as a bad token is. */
+  revoked(agentId: string): void {
+    for (const socket of this.byAgent.get(agentId) ?? []) refuseAgent(this.sockets, socket);
   }
 
   /** A signal from any process: pushes it to the agents of the chatbot's owner connected here. */

@@ -11,7 +11,7 @@ import type { Agent, AgentStore } from '../store/agent-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { parseAgentFrame, refOf, type AgentCommand, type Ref } from './agent-frames.ts';
-import type { AgentHub } from './agent-hub.ts';
+import { refuseAgent, UNAUTHORIZED, type AgentHub } from './agent-hub.ts';
 
 /** What the agent socket works with. */
 export interface AgentSocketDeps {
@@ -34,8 +34,6 @@ const PER_CHATBOT = 100;
 const LISTED = 200;
 /** A conversation counts as live this long after its last activity (escalated or held ones always do). */
 const LIVE_MS = 24 * 3600 * 1000;
-
-const UNAUTHORIZED = 4401;
 
 /**
  * The agents' socket (`/agents/v1/socket`): an auth frame first (else an error frame and close 4401),
@@ -83,7 +81,7 @@ export class AgentSocket implements SocketRoute {
     if (command.kind !== 'auth') return void this.refuse(socket, 'Authenticate first.');
     const agent = await this.deps.agents.authenticate(command.token);
     if (!agent) return void this.refuse(socket, 'Invalid agent token.');
-    this.deps.hub.add(agent.user_id, socket);
+    this.deps.hub.add(agent, socket);
     this.stayOnline(socket, agent);
     this.deps.sockets.send(socket, { type: 'authenticated' });
     this.deps.sockets.send(socket, { type: 'conversations', items: await this.listing(agent.user_id) });
@@ -147,7 +145,7 @@ export class AgentSocket implements SocketRoute {
   }
 
   private refuse(socket: WebSocket, detail?: string): void {
-    if (detail) this.deps.sockets.send(socket, { type: 'error', detail });
-    socket.close(UNAUTHORIZED, 'unauthorized');
+    if (detail) refuseAgent(this.deps.sockets, socket, detail);
+    else socket.close(UNAUTHORIZED, 'unauthorized');
   }
 }

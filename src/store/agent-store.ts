@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import type { SignalBus } from './signal-bus.ts';
 
 /** A human agent of an owner, as listed (the token is never stored, only its SHA-256). */
 export interface Agent {
@@ -28,11 +29,13 @@ export class AgentStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Clock;
+  private readonly signals: SignalBus;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, signals: SignalBus) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
+    this.signals = signals;
   }
 
   async create(userId: string, name: string): Promise<NewAgent> {
@@ -71,13 +74,18 @@ export class AgentStore {
     return rows.filter((row) => row.id).map(toAgent);
   }
 
-  /** Revokes an agent by id (the operator's view: any owner). Its token stops working at once. */
+  /**
+   * Revokes an agent by id (the operator's view: any owner). Its token stops working at once, and
+   * every gateway closes the agent's open sockets (a gateway that misses the signal, its subscriber
+   * reconnecting, at the socket's next command).
+   */
   async revoke(agentId: string): Promise<Agent> {
     const key = this.keys.agent(await this.owner(agentId), agentId);
     const hash = await this.redis.hGet(key, 'token_hash');
     if (!hash) throw new NotFoundError('Agent not found.');
     await this.redis.del(this.keys.agentByHash(hash));
     await this.redis.hSet(key, 'active', '0');
+    await this.signals.publish({ kind: 'agent-revoked', agent_id: agentId });
     return toAgent(await this.redis.hGetAll(key));
   }
 

@@ -24,7 +24,9 @@ export type Signal =
   /** A chatbot's messaging channel was connected, changed or removed: gateways restart its bot. */
   | { kind: 'channel'; chatbot_id: string; channel: 'telegram' | 'whatsapp' }
   /** A re-embedding switched the served embedding space: gateways load it and answer from it. */
-  | { kind: 'embedding-space'; space: string; embeddings: string };
+  | { kind: 'embedding-space'; space: string; embeddings: string }
+  /** An agent was revoked: every gateway closes that agent's sockets at once. */
+  | { kind: 'agent-revoked'; agent_id: string };
 
 /** A received signal, with the bus that published it. */
 export type ReceivedSignal = Signal & { origin: string };

@@ -349,3 +349,41 @@ t.test('the console page and its script', async (t) => {
   const again = await fetch(`${gw.baseUrl}/agents/console.js`, { headers: { 'if-none-match': etag! } });
   t.same([again.status, await again.text()], [304, '']);
 });
+
+// Issue 18: a revoked agent's open socket kept receiving visitor messages and escalations, and kept
+// agents_online true, until its next command.
+t.test('revoking an agent (here from the CLI, another process) closes its open sockets at once', async (t) => {
+  const ownerC = await scaleAccount(gw.app);
+  const botC = await services.chatbots.create(ownerC.user.id, { name: 'C Bot' });
+  const dora = await services.agents.create(ownerC.user.id, 'Dora');
+  const erin = await services.agents.create(ownerC.user.id, 'Erin');
+  const { client: doraSocket } = await signedIn(dora.token);
+  const { client: erinSocket } = await signedIn(erin.token);
+  t.teardown(() => erinSocket.close());
+  for (let i = 0; i < 100 && !(await services.presence.anyOnline(ownerC.user.id)); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.equal(await services.presence.anyOnline(ownerC.user.id), true);
+
+  const revoked = await runCli(['agent', 'revoke', '--agent', dora.id], cliEnv);
+  t.equal(revoked.code, 0, revoked.stderr);
+  t.same(await doraSocket.next('error'), { type: 'error', detail: 'Invalid agent token.' });
+  t.equal(await doraSocket.whenClosed(), 4401);
+
+  // Erin, not revoked, still hears the owner's conversations; Dora's socket is gone.
+  const { client: widget } = await visitor(botC.id);
+  widget.send({ type: 'message', content: 'anyone there?' });
+  t.match(await erinSocket.next('message'), { type: 'message', chatbot_id: botC.id, content: 'anyone there?' });
+  t.same(
+    doraSocket.frames.filter((frame) => frame.type === 'message'),
+    [],
+    'nothing reached the revoked agent',
+  );
+  erinSocket.close();
+  await erinSocket.whenClosed();
+  for (let i = 0; i < 100 && (await services.presence.anyOnline(ownerC.user.id)); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.equal(await services.presence.anyOnline(ownerC.user.id), false, 'no agent online once both are gone');
+  widget.close();
+});
