@@ -22,7 +22,8 @@ const PHONE = /^\+?[0-9 ().-]{5,40}$/;
 
 /**
  * Lead capture: validates a submitted form against the chatbot's fields, stores the lead and emits
- * `lead.captured`. Every refusal names the field it is about.
+ * `lead.captured`; a conversation has one lead, which a later form updates without another event.
+ * Every refusal names the field it is about.
  */
 export class LeadCapture {
   private readonly leads: LeadStore;
@@ -64,10 +65,10 @@ export class LeadCapture {
     };
     const pending = { id: randomUUID(), json: JSON.stringify(entry) };
     await this.relay.register(chatbot.id);
-    await this.leads.add(lead, now, { ...pending, dueAt: this.relay.store.dueAt(now) });
+    const saved = await this.leads.save(lead, now, { ...pending, dueAt: this.relay.store.dueAt(now) });
     // Never throws: the entry is in Redis, and deliveries not written now are written later.
-    await this.relay.deliver(chatbot.id, [pending]);
-    return lead;
+    if (saved.created) await this.relay.deliver(chatbot.id, [pending]);
+    return saved.lead;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { StoredPendingEntry } from '../events/pending-event.ts';
+import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
@@ -14,7 +15,25 @@ export interface Lead {
   created_at: string;
 }
 
-/** Leads per chatbot, newest first. */
+// KEYS: session's lead, lead record, chatbot's leads, pending events, pending events due.
+// ARGV: lead id, lead JSON, at µs, pending id, pending JSON, pending due µs. 0 when the session has a lead.
+const CREATE = new LuaScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
+redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
+return 1
+`);
+
+// KEYS: session's lead, lead record. ARGV: lead id, lead JSON. 0 when the session's lead is another.
+const UPDATE = new LuaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+`);
+
+/** Leads per chatbot, newest first; one per conversation. */
 export class LeadStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
@@ -25,17 +44,49 @@ export class LeadStore {
   }
 
   /**
-   * Writes the record, lists it and records the pending entry of its `lead.captured` event in one
-   * transaction, so a lead is never half-written and its event never lost.
+   * Saves a conversation's lead: the first one of a session is written, listed and the pending entry
+   * of its `lead.captured` event recorded in one script, so a lead is never half-written and its
+   * event never lost; a later form of the same session updates that lead (same id, same place in the
+   * list, no second event). `lead` carries a fresh id, used only when the session has no lead yet.
    */
-  async add(lead: Lead, atMicros: number, pending: StoredPendingEntry & { dueAt: number }): Promise<void> {
-    await this.redis
-      .multi()
-      .set(this.keys.lead(lead.chatbot_id, lead.lead_id), JSON.stringify(lead))
-      .zAdd(this.keys.leadsOf(lead.chatbot_id), { score: atMicros, value: lead.lead_id })
-      .hSet(this.keys.pendingEvents(lead.chatbot_id), pending.id, pending.json)
-      .zAdd(this.keys.pendingEventsDue(lead.chatbot_id), { score: pending.dueAt, value: pending.id })
-      .exec();
+  async save(
+    lead: Lead,
+    atMicros: number,
+    pending: StoredPendingEntry & { dueAt: number },
+  ): Promise<{ lead: Lead; created: boolean }> {
+    const { chatbot_id: chatbotId, session_id: sessionId } = lead;
+    const ofSession = this.keys.leadOfSession(chatbotId, sessionId);
+    // Two forms of one session at once: one creates, the other finds it and updates (or, when the
+    // session's lead changed under it, reads again).
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const existingId = await this.redis.get(ofSession);
+      if (existingId === null) {
+        const created = await CREATE.run(
+          this.redis,
+          [
+            ofSession,
+            this.keys.lead(chatbotId, lead.lead_id),
+            this.keys.leadsOf(chatbotId),
+            this.keys.pendingEvents(chatbotId),
+            this.keys.pendingEventsDue(chatbotId),
+          ],
+          [lead.lead_id, JSON.stringify(lead), atMicros, pending.id, pending.json, pending.dueAt],
+        );
+        if (created === 1) return { lead, created: true };
+        continue;
+      }
+      const record = await this.redis.get(this.keys.lead(chatbotId, existingId));
+      if (record === null) continue;
+      const previous = JSON.parse(record) as Lead;
+      const updated: Lead = { ...lead, lead_id: previous.lead_id, created_at: previous.created_at };
+      const done = await UPDATE.run(
+        this.redis,
+        [ofSession, this.keys.lead(chatbotId, existingId)],
+        [existingId, JSON.stringify(updated)],
+      );
+      if (done === 1) return { lead: updated, created: false };
+    }
+    throw new Error(`the lead of session ${sessionId} kept changing`);
   }
 
   async list(chatbotId: string): Promise<Lead[]> {

@@ -78,6 +78,10 @@ export class RedisKeys {
   lead(chatbotId: string, leadId: string): string {
     return `${this.prefix}{b:${chatbotId}}:lead:${leadId}`;
   }
+  /** The lead a conversation left (a session has one lead; a later form updates it). */
+  leadOfSession(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:lead-of-session:${sessionId}`;
+  }
   /** A chatbot's Telegram connection (token, mode, secret token, the bot's identity). */
   telegram(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:telegram`;

@@ -151,7 +151,7 @@ t.test('escalations and leads left pending are relayed too', async (t) => {
     custom_data: {},
     created_at: '',
   };
-  await new LeadStore(redis, keys).add(lead, now, {
+  await new LeadStore(redis, keys).save(lead, now, {
     id: crypto.randomUUID(),
     json: JSON.stringify({
       kind: 'lead',

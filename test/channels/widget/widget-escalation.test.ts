@@ -263,6 +263,49 @@ t.test('leads: saved, lead.captured with SPEC payload, listed by the CLI', async
   await client.close();
 });
 
+// Issue 18: one socket stored 20,000 leads on one chatbot, each a `lead.captured` for the owner.
+t.test('a conversation has one lead: later forms update it, with no second lead.captured', async (t) => {
+  const bot = await newBot();
+  const { client, ready } = await WidgetClient.ready(gw.baseUrl, { chatbot_id: bot.id });
+  client.send({ type: 'lead', name: 'Ada', email: 'ada@example.com' });
+  const first = await client.next('lead_saved');
+  client.send({ type: 'lead', name: 'Ada Lovelace', email: 'ada@engines.example', phone: '+44 20 7946 0958' });
+  t.same(await client.next('lead_saved'), first, 'the same lead');
+  const [lead] = await services.leads.list(bot.id);
+  t.same(
+    { ...lead, created_at: 'x' },
+    {
+      lead_id: first.lead_id,
+      chatbot_id: bot.id,
+      session_id: ready.session_id,
+      name: 'Ada Lovelace',
+      email: 'ada@engines.example',
+      phone: '+44 20 7946 0958',
+      custom_data: {},
+      created_at: 'x',
+    },
+  );
+  // Forms of one session at once, through the service, as several gateways would take them.
+  const chatbot = await services.chatbots.get(bot.id);
+  const burst = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      services.leadCapture.capture(chatbot, 'embed-burst', { email: `burst-${i}@example.com` }),
+    ),
+  );
+  t.equal(new Set(burst.map((saved) => saved.lead_id)).size, 1, 'one lead for the burst');
+  t.equal((await services.leads.list(bot.id)).length, 2);
+  const captured = async () => sink.events.filter((e) => e.event === 'lead.captured' && e.chatbot_id === bot.id);
+  for (let i = 0; i < 100 && (await captured()).length < 2; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.same(
+    (await captured()).map((e) => e.data.lead_id).sort(),
+    [first.lead_id, burst[0]!.lead_id].sort(),
+    'one lead.captured per lead',
+  );
+  await client.close();
+});
+
 t.test('bad lead input gets an error frame naming the field, and nothing is stored', async (t) => {
   const bot = await newBot({ lead_fields: [{ name: 'company', label: 'Company', required: true }] });
   const { client } = await WidgetClient.ready(gw.baseUrl, { chatbot_id: bot.id });
