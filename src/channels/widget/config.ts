@@ -7,8 +7,12 @@ export const WIDGET_CONFIG_PATH = '/widget/v1/config';
 /** How many messages the ready frame carries at most (the newest). */
 export const READY_HISTORY_LIMIT = 200;
 
-/** How long a widget session handed out but never used can still be resumed. */
-export const WIDGET_SESSION_TTL_SECONDS = 30 * 24 * 3600;
+/**
+ * How long a widget session handed out but never used can still be resumed (a reload of the page
+ * within the hour). Short, because every anonymous connect hands one out: an unused one must cost
+ * nothing for long. Once the visitor writes, the conversation itself keeps the session known.
+ */
+export const WIDGET_SESSION_TTL_SECONDS = 3600;
 
 /** What the widget script needs to render a chatbot: public settings only, no prompt, no ids but its own. */
 export interface WidgetConfig {

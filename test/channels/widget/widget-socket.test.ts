@@ -1,5 +1,7 @@
 import net from 'node:net';
 import t from 'tap';
+import { createLogger } from '../../../src/logger.ts';
+import { connectRedis } from '../../../src/store/redis-client.ts';
 import { fakeOpenAi } from '../../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../../support/gateway.ts';
 import { RecordingSink } from '../../support/recording-sink.ts';
@@ -91,6 +93,11 @@ t.test('a session handed out but not used yet is resumed; an unknown or foreign 
   const again = await open({ session_id: fresh.ready.session_id });
   t.equal(again.ready.session_id, fresh.ready.session_id);
   await again.client.close();
+  // Issue 18: every anonymous connect writes this key; unused, it lasts an hour (it was 30 days).
+  const redis = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
+  t.teardown(() => redis.close());
+  const ttl = await redis.ttl(services.keys.widgetSession(bot.id, fresh.ready.session_id));
+  t.ok(ttl > 3500 && ttl <= 3600, `an unused session lasts an hour (${ttl} s left)`);
   for (const given of [`embed-${crypto.randomUUID()}`, 'embed-not-a-uuid', 'api-someone', '']) {
     const other = await open({ session_id: given });
     t.match(other.ready.session_id, SESSION);
