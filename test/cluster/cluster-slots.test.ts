@@ -81,16 +81,19 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   const visitor = await WidgetClient.ready(base, { chatbot_id: bot.id });
   await visitor.client.close();
 
-  // Escalation, takeover, an agent's reply, release; a lead; a source ingested and deleted.
+  // Escalation, takeover, an agent's reply, release; a lead and its update; a source ingested and deleted.
   await s.control.escalate(bot.id, 'api-cluster');
   await s.control.takeOver(bot.id, 'api-cluster', 'Alice');
   await s.control.reply(bot.id, 'api-cluster', 'Alice', 'Hello from Alice');
   await s.control.release(bot.id, 'api-cluster');
-  await s.leadCapture.capture(await s.chatbots.get(bot.id), 'embed-lead', {
-    name: 'Grace',
-    email: 'grace@example.com',
-    custom_data: { company: 'Navy' },
-  });
+  for (const email of ['grace@example.com', 'grace.hopper@example.com']) {
+    // The second form of the session updates its lead.
+    await s.leadCapture.capture(await s.chatbots.get(bot.id), 'embed-lead', {
+      name: 'Grace',
+      email,
+      custom_data: { company: 'Navy' },
+    });
+  }
   const source = await s.intake.addText(bot.id, 'Opening hours: nine to five on weekdays.', 'Hours');
   await until(async () => (await s.sources.get(source.id)).status === 'done', 'ingestion');
   await s.intake.remove(source.id, app.retrieval.index);
