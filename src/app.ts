@@ -345,7 +345,11 @@ function socketServer(
     { logger, clock, opens, trustedProxies: config.TRUSTED_PROXIES },
   );
   const widget = new WidgetOutbound(sockets, services.signals);
-  const widgetSessions = new WidgetSessionStore(handle.redis, services.keys, WIDGET_SESSION_TTL_SECONDS);
+  const widgetSessions = new WidgetSessionStore(handle.redis, services.keys, {
+    ttlSeconds: WIDGET_SESSION_TTL_SECONDS,
+    perAddress: config.WIDGET_NEW_SESSIONS_PER_ADDRESS,
+    windowMs: config.WIDGET_NEW_SESSIONS_WINDOW_MS,
+  });
   sockets.route(
     WIDGET_SOCKET_PATH,
     new WidgetAdapter({ ...services, widgetSessions, router, outbound: widget, logger }),

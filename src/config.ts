@@ -110,6 +110,8 @@ const schema = z.object({
   /** New sockets one client address may open per window, counted in Redis across every gateway. */
   SOCKET_OPENS_PER_ADDRESS: positiveInt.default(120),
   SOCKET_OPENS_WINDOW_MS: positiveInt.default(60_000),
+  WIDGET_NEW_SESSIONS_PER_ADDRESS: positiveInt.default(100),
+  WIDGET_NEW_SESSIONS_WINDOW_MS: positiveInt.default(3_600_000),
   TELEGRAM_API_ROOT: url(['http:', 'https:']).optional(),
   /** How long a gateway may long-poll a Telegram bot before renewing its lease (others take over after). */
   TELEGRAM_POLLER_LEASE_MS: positiveInt.default(30_000),

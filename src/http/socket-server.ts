@@ -41,7 +41,8 @@ export type Accept = (socket: WebSocket) => FrameReceiver;
 
 /** A socket endpoint: decides at the upgrade, then owns the socket it accepted. */
 export interface SocketRoute {
-  admit(req: IncomingMessage, url: URL): Promise<Refusal | Accept>;
+  /** `address` is the client's, as the trusted proxies tell it. */
+  admit(req: IncomingMessage, url: URL, address: string): Promise<Refusal | Accept>;
 }
 
 /** The 429 detail of an upgrade from a client address that opened too many sockets. */
@@ -150,7 +151,7 @@ export class SocketServer {
     if (opened.kind === 'limited') {
       return refuse(socket, { status: 429, detail: OPENS_LIMITED_DETAIL, retryAfterSeconds: opened.retryAfterSeconds });
     }
-    const decision = await route.admit(req, url);
+    const decision = await route.admit(req, url, address);
     if (typeof decision !== 'function') return refuse(socket, decision);
     if (socket.destroyed) return;
     this.wss.handleUpgrade(req, socket, head, (ws) => {

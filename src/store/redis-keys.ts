@@ -72,6 +72,10 @@ export class RedisKeys {
   widgetSession(chatbotId: string, sessionId: string): string {
     return `${this.prefix}{b:${chatbotId}}:widget-session:${sessionId}`;
   }
+  /** The widget sessions one client address started on a chatbot lately (a sliding window). */
+  newWidgetSessions(chatbotId: string, address: string): string {
+    return `${this.prefix}{b:${chatbotId}}:new-sessions:${address}`;
+  }
   leadsOf(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:leads`;
   }

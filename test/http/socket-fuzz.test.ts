@@ -29,6 +29,7 @@ const gw = await startGateway(
     SOCKET_FRAME_RATE: '1000000',
     SOCKET_FRAME_BURST: '1000000',
     SOCKET_OPENS_PER_ADDRESS: '1000000',
+    WIDGET_NEW_SESSIONS_PER_ADDRESS: '1000000',
     LOG_LEVEL: 'error',
   },
   { providers },

@@ -171,6 +171,38 @@ t.test('new sockets per client address: 429 past the limit, on every route and e
   t.same(await refusal(widgetFrom(second, '203.0.113.9')), LIMITED, 'two opens here and one there are three');
 });
 
+// Issue 18: fresh sessions could spend an owner's monthly quota without limit.
+t.test('new conversations per client address and chatbot: 429 past the limit; resuming is not one', async (t) => {
+  const gateway = await startGateway({ WIDGET_NEW_SESSIONS_PER_ADDRESS: '2', TRUSTED_PROXIES: '127.0.0.1' });
+  t.teardown(() => gateway.stop());
+  const bot = await newBot(gateway);
+  const otherBot = await newBot(gateway);
+  const ws = gateway.baseUrl.replace(/^http/, 'ws');
+  const widgetFrom = (chatbotId: string, address: string, sessionId?: string) =>
+    WidgetClient.ready(
+      gateway.baseUrl,
+      { chatbot_id: chatbotId, ...(sessionId ? { session_id: sessionId } : {}) },
+      { headers: { 'x-forwarded-for': address } },
+    );
+  const opened: WidgetClient[] = [];
+  t.teardown(() => Promise.all(opened.map((client) => client.close())));
+  const first = await widgetFrom(bot, '198.51.100.4');
+  const second = await widgetFrom(bot, '198.51.100.4');
+  opened.push(first.client, second.client);
+  const refused = await WidgetClient.at(`${ws}/widget/v1/socket?chatbot_id=${bot}`, {
+    headers: { 'x-forwarded-for': '198.51.100.4' },
+  }).then(
+    () => t.fail('the upgrade was accepted'),
+    (error: Refused) => ({ status: error.status, body: error.body }),
+  );
+  t.same(refused, { status: 429, body: { detail: 'Too many new conversations from this address. Try again later.' } });
+  const resumed = await widgetFrom(bot, '198.51.100.4', first.ready.session_id);
+  t.equal(resumed.ready.session_id, first.ready.session_id, 'a session already handed out is resumed');
+  opened.push(resumed.client);
+  opened.push((await widgetFrom(otherBot, '198.51.100.4')).client, (await widgetFrom(bot, '198.51.100.5')).client);
+  t.pass('another chatbot, or another address, starts its own');
+});
+
 /** A ping answered: the gateway has read every frame sent before it (a dropped one gets no answer). */
 function pingPong(client: WidgetClient): Promise<void> {
   return new Promise((resolve) => {

@@ -28,6 +28,9 @@ export interface WidgetDeps {
   logger: Logger;
 }
 
+/** The 429 detail of a widget that would start one conversation too many from its address. */
+export const NEW_SESSIONS_LIMITED_DETAIL = 'Too many new conversations from this address. Try again later.';
+
 /** One visitor socket. Its frames are taken in one at a time, in the order they arrived. */
 interface Visitor {
   socket: WebSocket;
@@ -47,7 +50,7 @@ export class WidgetAdapter implements SocketRoute {
     this.deps = deps;
   }
 
-  async admit(req: IncomingMessage, url: URL): Promise<Refusal | Accept> {
+  async admit(req: IncomingMessage, url: URL, address: string): Promise<Refusal | Accept> {
     const chatbotId = (url.searchParams.get('chatbot_id') ?? '').toLowerCase();
     if (!isUuid(chatbotId)) return { status: 404, detail: 'Chatbot not found.' };
     let chatbot: Chatbot;
@@ -61,13 +64,17 @@ export class WidgetAdapter implements SocketRoute {
     if (allowed.length > 0 && !allowed.includes(req.headers.origin ?? '')) {
       return { status: 403, detail: 'Origin not allowed.' };
     }
-    const sessionId = await this.session(chatbotId, url.searchParams.get('session_id'));
+    const given = url.searchParams.get('session_id');
+    let sessionId: string;
+    if (isWidgetSessionId(given) && (await this.deps.widgetSessions.known(chatbotId, given))) sessionId = given;
+    else {
+      const issued = await this.deps.widgetSessions.issue(chatbotId, address);
+      if (issued.kind === 'limited') {
+        return { status: 429, detail: NEW_SESSIONS_LIMITED_DETAIL, retryAfterSeconds: issued.retryAfterSeconds };
+      }
+      sessionId = issued.sessionId;
+    }
     return (socket) => this.open({ socket, chatbotId, sessionId });
-  }
-
-  private async session(chatbotId: string, given: string | null): Promise<string> {
-    if (isWidgetSessionId(given) && (await this.deps.widgetSessions.known(chatbotId, given))) return given;
-    return this.deps.widgetSessions.issue(chatbotId);
   }
 
   private open(visitor: Visitor): FrameReceiver {
