@@ -3,6 +3,7 @@ import { addressKey } from './login-gate.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from './sliding-window.ts';
 
 /** Sockets one client address may open in any `windowMs`. */
 export interface SocketOpenLimits {
@@ -13,20 +14,11 @@ export interface SocketOpenLimits {
 /** What the gate said about one socket open. */
 export type OpenAdmission = { kind: 'admitted' } | { kind: 'limited'; retryAfterSeconds: number };
 
-// KEYS: the address's window. ARGV: limit, window µs, nonce. Returns {1} or {0, µs until a slot frees}.
-// A sliding window with the server's clock, so the limit holds however many gateways the opens are
-// spread over; a refused open is not counted, so the set never holds more than `limit` members.
-const ADMIT = new LuaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
-  local oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
-  return {0, oldest + window - now}
-end
-redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
-redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+// KEYS: the address's window. ARGV: limit, window µs, nonce. Returns {1} or {0, µs until a slot frees};
+// a refused open is not counted, so the set never holds more than `limit` members.
+const ADMIT = new LuaScript(`${SLIDING_WINDOW_ADMIT}
+local wait = admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+if wait > 0 then return {0, wait} end
 return {1}
 `);
 
@@ -55,6 +47,6 @@ export class SocketOpenGate {
       [perAddress, windowMs * 1000, randomUUID()],
     )) as [number, number?];
     if (reply[0] === 1) return { kind: 'admitted' };
-    return { kind: 'limited', retryAfterSeconds: Math.max(1, Math.ceil((reply[1] ?? 0) / 1_000_000)) };
+    return { kind: 'limited', retryAfterSeconds: retryAfterSeconds(reply[1] ?? 0) };
   }
 }

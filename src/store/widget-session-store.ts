@@ -3,6 +3,7 @@ import { addressKey } from './login-gate.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
+import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from './sliding-window.ts';
 
 /** How long a session handed out stays resumable, and how many one client address gets per window. */
 export interface WidgetSessionLimits {
@@ -16,19 +17,11 @@ export interface WidgetSessionLimits {
 export type Issued = { kind: 'issued'; sessionId: string } | { kind: 'limited'; retryAfterSeconds: number };
 
 // KEYS: the address's new-session window on the chatbot, the new session. ARGV: limit, window µs,
-// session id, session TTL s. A sliding window with the server's clock (every gateway counts in it);
-// the session is written only when admitted. Returns {1} or {0, µs until a slot frees}.
-const ISSUE = new LuaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
-  local oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
-  return {0, oldest + window - now}
-end
-redis.call('ZADD', KEYS[1], now, ARGV[3])
-redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+// session id, session TTL s. The session is written only when admitted. Returns {1} or {0, µs until
+// a slot frees}.
+const ISSUE = new LuaScript(`${SLIDING_WINDOW_ADMIT}
+local wait = admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+if wait > 0 then return {0, wait} end
 redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
 return {1}
 `);
@@ -59,7 +52,7 @@ export class WidgetSessionStore {
       [perAddress, windowMs * 1000, sessionId, ttlSeconds],
     )) as [number, number?];
     if (reply[0] === 1) return { kind: 'issued', sessionId };
-    return { kind: 'limited', retryAfterSeconds: Math.max(1, Math.ceil((reply[1] ?? 0) / 1_000_000)) };
+    return { kind: 'limited', retryAfterSeconds: retryAfterSeconds(reply[1] ?? 0) };
   }
 
   /** Whether this chatbot handed the session out, or has a conversation under it. */
