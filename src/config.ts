@@ -120,6 +120,11 @@ const schema = z.object({
   /** How long a gateway may re-embed into a new embedding space before renewing its lease (another resumes after). */
   REEMBED_LEASE_MS: positiveInt.default(30_000),
   /**
+   * How long a gateway may ingest one source before renewing its lease: another claims the source
+   * after it lapses, and the first stops that source's run as soon as it learns so.
+   */
+  INGEST_LEASE_MS: positiveInt.default(60_000),
+  /**
    * Failed dashboard sign-ins allowed in 15 minutes for one email address from one client address
    * (another client's failures never lock the right password out), and from one client address.
    */

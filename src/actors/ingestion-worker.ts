@@ -14,6 +14,7 @@ import { embeddingText, type ChunkRecord, type UnembeddedChunk } from '../rag/ch
 import type { Embedder } from '../rag/embedder.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionClaim, IngestionQueue } from '../store/ingestion-queue.ts';
+import { IngestionLease, IngestionLeaseLostError } from './ingestion-lease.ts';
 import {
   isSyncable,
   type Source,
@@ -146,25 +147,25 @@ export class IngestionWorker {
 
   private async run(claim: IngestionClaim): Promise<void> {
     this.running += 1;
-    const renew = setInterval(() => {
-      // Tried again a third of a lease later; a lapsed lease only means another gateway ingests it again.
-      this.deps.queue.renew(claim, this.deps.clock.nowMicros(), this.options.leaseMs).catch((error: unknown) => {
-        this.deps.logger.warn({ err: error, source_id: claim.sourceId }, 'ingestion lease not renewed');
-      });
-    }, this.options.leaseMs / 3);
-    renew.unref();
+    const { queue, clock, logger } = this.deps;
+    const lease = new IngestionLease(claim, { queue, clock, leaseMs: this.options.leaseMs }, (error) =>
+      logger.warn({ err: error, source_id: claim.sourceId }, 'ingestion lease not renewed'),
+    );
     try {
       const source = await this.live(claim.sourceId);
-      if (!source) await this.deps.queue.cancelSync(claim.chatbotId, claim.sourceId);
+      if (!source) await queue.cancelSync(claim.chatbotId, claim.sourceId);
       else if (claim.interrupted > this.options.maxInterruptions) {
+        await lease.confirm();
         await this.fail(source, 'ingestion was interrupted repeatedly');
-      } else await this.ingest(source);
-      await this.deps.queue.finish(claim, this.deps.clock.nowMicros());
+      } else await this.ingest(source, lease);
+      if (!(await queue.finish(claim, clock.nowMicros()))) throw new IngestionLeaseLostError();
     } catch (error) {
-      // The lease runs out and another claim retries the source.
-      this.deps.logger.error({ err: error, source_id: claim.sourceId }, 'ingestion could not record its result');
+      // Another claim has the source (or will, once its lease is back in the queue): this run
+      // writes nothing more. Any other failure leaves the lease to lapse, and another claim retries.
+      if (error instanceof IngestionLeaseLostError) logger.warn({ source_id: claim.sourceId }, 'ingestion lease lost');
+      else logger.error({ err: error, source_id: claim.sourceId }, 'ingestion could not record its result');
     } finally {
-      clearInterval(renew);
+      lease.stop();
       this.running -= 1;
       if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
       this.kick();
@@ -210,15 +211,21 @@ export class IngestionWorker {
    * the service or site can say so) and re-embedded, vanished ones are pruned, and the chatbot
    * answers from the current chunks throughout. A sync that fails leaves the source `done` with its
    * chunks, the error in its sync record; a first ingestion that fails leaves no chunk behind.
+   * A run whose lease is lost stops at its next step (each progress line, the crawl at once) and
+   * writes nothing more; its result is written only after the lease was renewed for it.
    */
-  private async ingest(source: Source): Promise<void> {
-    const progress = (line: string) => this.deps.sources.setProgress(source, line);
+  private async ingest(source: Source, lease: IngestionLease): Promise<void> {
+    const progress = async (line: string) => {
+      lease.signal.throwIfAborted();
+      await this.deps.sources.setProgress(source, line);
+    };
     const syncing = source.status === 'done';
     const previous = syncing ? await this.deps.sources.documents(source) : new Map<string, SourceDocument>();
     try {
-      const read = await this.read(source, previous, syncing, progress);
+      const read = await this.read(source, previous, syncing, progress, lease.signal);
       if (!syncing) await this.deps.sources.setStatus(source.id, 'processing');
       const plan = await this.plan(source, read, previous, progress);
+      await lease.confirm();
       // A source deleted meanwhile must not come back into retrieval: not before the write, nor
       // by one that lands while it is deleted (its chunks are removed once more).
       if (!(await this.live(source.id))) return;
@@ -236,11 +243,13 @@ export class IngestionWorker {
       await this.ended(source, { error: '', ...plan.counts }, { status: 'done', pageCount, error: '', title });
       if (syncing) this.deps.logger.info({ source_id: source.id, ...plan.counts }, 'source synced');
     } catch (error) {
+      if (error instanceof IngestionLeaseLostError) throw error;
       const reason = error instanceof Error ? error.message : String(error);
       this.deps.logger.warn({ source_id: source.id, reason, syncing }, syncing ? 'sync failed' : 'ingestion failed');
       // Deleted meanwhile: nothing to report. A failure to record it reaches `run`, whose lease
       // then lapses and another claim ingests the source again.
       if (!(await this.live(source.id))) return;
+      await lease.confirm();
       await this.fail(source, reason);
     }
   }
@@ -266,10 +275,11 @@ export class IngestionWorker {
     previous: ReadonlyMap<string, SourceDocument>,
     syncing: boolean,
     progress: (line: string) => Promise<void>,
+    signal: AbortSignal,
   ): Promise<ReadSource> {
     if (!syncing) await this.deps.sources.setStatus(source.id, isSyncable(source.type) ? 'crawling' : 'processing');
     if (isConnectorType(source.type)) return this.readConnector(source, previous, progress);
-    if (source.type === 'url') return this.readSite(source, previous, progress);
+    if (source.type === 'url') return this.readSite(source, previous, progress, signal);
     const bytes = (await this.deps.sources.content(source)) ?? Buffer.alloc(0);
     const filename = source.type === 'text' ? 'text.txt' : source.title || 'file';
     const doc = await parseDocument({ filename, bytes });
@@ -288,11 +298,19 @@ export class IngestionWorker {
     source: Source,
     previous: ReadonlyMap<string, SourceDocument>,
     progress: (line: string) => Promise<void>,
+    signal: AbortSignal,
   ): Promise<ReadSource> {
-    // Progress lines are written in order, and all of them before the source is done.
-    const lines: Array<Promise<void>> = [];
+    // Progress lines are written while the crawl goes on, all of them before the source is done. The
+    // first that fails (the lease lost, Redis unreachable) is thrown once the crawl has stopped: held
+    // here meanwhile, not left a rejected promise nobody awaits yet, which would end the process.
+    const lines: Array<Promise<unknown>> = [];
+    let failed: { error: unknown } | undefined;
     const result = await crawlSite(source.url, this.deps.crawl, {
-      onProgress: (p) => lines.push(progress(`crawled ${p.done} of ${p.done + p.queued} pages`)),
+      signal,
+      onProgress: (p) =>
+        lines.push(
+          progress(`crawled ${p.done} of ${p.done + p.queued} pages`).catch((error: unknown) => (failed ??= { error })),
+        ),
       previous: (url) => {
         const page = previous.get(url);
         if (!page) return undefined;
@@ -301,6 +319,9 @@ export class IngestionWorker {
       },
     });
     await Promise.all(lines);
+    // A crawl stopped because the lease was lost is no result.
+    signal.throwIfAborted();
+    if (failed) throw failed.error;
     const kept = result.pages.length + result.unchanged.length;
     if (kept === 0) {
       throw new Error(
@@ -477,6 +498,6 @@ export function ingestionWorkerFor(
 ): IngestionWorker {
   return new IngestionWorker(
     { ...deps, crawl: { allowPrivate: config.CRAWL_ALLOW_PRIVATE, maxPages: config.CRAWL_MAX_PAGES, egress } },
-    { concurrency: 2, leaseMs: 60_000, pollMs: 1000, maxInterruptions: 2 },
+    { concurrency: 2, leaseMs: config.INGEST_LEASE_MS, pollMs: 1000, maxInterruptions: 2 },
   );
 }

@@ -1,24 +1,33 @@
+import { randomUUID } from 'node:crypto';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 import { REFRESH_INTERVAL_MS, type Refresh } from './source-store.ts';
 
-/** A source taken off the queue. `interrupted` counts earlier claims that never finished. */
+/**
+ * A source taken off the queue. `interrupted` counts earlier claims that never finished; `token` is
+ * this claim's own, so a claim whose lease lapsed and went to another process can neither renew nor
+ * end the new one.
+ */
 export interface IngestionClaim {
   chatbotId: string;
   sourceId: string;
   interrupted: number;
+  token: string;
+  /** When the lease runs out unless renewed (µs). */
+  until: number;
 }
 
-// KEYS: queue, leases, paused. ARGV: now µs, limit, lease until µs.
-// Expired leases (a process died mid-ingestion) go back to the head of the queue first, then up to
-// `limit` queued sources are leased - none while ingestion is paused (a re-embedding copies chunks).
-// Each claim counts an attempt, so a source that keeps killing its worker can be failed instead of
-// retried for ever.
+// KEYS: queue, leases, paused, tokens. ARGV: now µs, limit, lease until µs, token.
+// Expired leases (a process died mid-ingestion, or lost its lease) go back to the head of the queue
+// first, then up to `limit` queued sources are leased - none while ingestion is paused (a
+// re-embedding copies chunks). Each claim counts an attempt, so a source that keeps killing its
+// worker can be failed instead of retried for ever.
 const CLAIM = new LuaScript(`
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 for _, member in ipairs(expired) do
   redis.call('ZREM', KEYS[2], member)
+  redis.call('HDEL', KEYS[4], member)
   redis.call('ZADD', KEYS[1], 0, member)
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
@@ -27,23 +36,37 @@ local out = {}
 for _, member in ipairs(members) do
   redis.call('ZREM', KEYS[1], member)
   redis.call('ZADD', KEYS[2], ARGV[3], member)
+  redis.call('HSET', KEYS[4], member, ARGV[4])
   local attempts = redis.call('HINCRBY', KEYS[1] .. ':attempts', member, 1)
   table.insert(out, {member, attempts - 1})
 end
 return out
 `);
 
-// KEYS: queue, leases, paused. ARGV: member, lease until µs. Leases one specific queued source.
+// KEYS: queue, leases, paused, tokens. ARGV: member, lease until µs, token. Leases one specific queued source.
 const CLAIM_ONE = new LuaScript(`
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
 return redis.call('HINCRBY', KEYS[1] .. ':attempts', ARGV[1], 1) - 1
 `);
 
-// KEYS: queue, leases, sync-again. ARGV: member, now µs. A source asked to sync during the run is queued again.
+// KEYS: leases, tokens. ARGV: member, token, lease until µs. Extends a lease only for the claim that
+// holds it: 0 once it lapsed and a claim by any process took it back (to the queue, or for itself).
+const RENEW = new LuaScript(`
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+`);
+
+// KEYS: queue, leases, sync-again, tokens. ARGV: member, now µs, token. Ends the claim that holds the
+// lease (0, nothing done, for one that lost it); a source asked to sync during the run is queued again.
 const FINISH = new LuaScript(`
+if redis.call('HGET', KEYS[4], ARGV[1]) ~= ARGV[3] then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
 redis.call('HDEL', KEYS[1] .. ':attempts', ARGV[1])
 if redis.call('SREM', KEYS[3], ARGV[1]) == 1 then redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) end
 return 1
@@ -141,12 +164,14 @@ export class IngestionQueue {
   }
 
   async claim(limit: number, nowMicros: number, leaseMs: number): Promise<IngestionClaim[]> {
+    const token = randomUUID();
+    const until = nowMicros + leaseMs * 1000;
     const rows = (await CLAIM.run(
       this.redis,
-      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused()],
-      [nowMicros, limit, nowMicros + leaseMs * 1000],
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused(), this.keys.ingestLeaseTokens()],
+      [nowMicros, limit, until, token],
     )) as Array<[string, number]>;
-    return rows.map(([member, interrupted]) => ({ ...split(member), interrupted }));
+    return rows.map(([member, interrupted]) => ({ ...split(member), interrupted, token, until }));
   }
 
   /** Leases one particular queued source; undefined when another process has it already or ingestion is paused. */
@@ -156,29 +181,37 @@ export class IngestionQueue {
     nowMicros: number,
     leaseMs: number,
   ): Promise<IngestionClaim | undefined> {
+    const token = randomUUID();
+    const until = nowMicros + leaseMs * 1000;
     const interrupted = (await CLAIM_ONE.run(
       this.redis,
-      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused()],
-      [`${chatbotId}/${sourceId}`, nowMicros + leaseMs * 1000],
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused(), this.keys.ingestLeaseTokens()],
+      [`${chatbotId}/${sourceId}`, until, token],
     )) as number;
-    return interrupted < 0 ? undefined : { chatbotId, sourceId, interrupted };
+    return interrupted < 0 ? undefined : { chatbotId, sourceId, interrupted, token, until };
   }
 
-  async renew(claim: IngestionClaim, nowMicros: number, leaseMs: number): Promise<void> {
-    await this.redis.zAdd(
-      this.keys.ingestLeases(),
-      { score: nowMicros + leaseMs * 1000, value: `${claim.chatbotId}/${claim.sourceId}` },
-      { condition: 'XX' },
-    );
-  }
-
-  /** Ends a claim; a sync asked for meanwhile (see `syncNow`) is queued at `nowMicros`. */
-  async finish(claim: IngestionClaim, nowMicros: number): Promise<void> {
-    await FINISH.run(
+  /** Extends a claim's lease to `leaseMs` from `nowMicros`; false when the claim no longer holds it. */
+  async renew(claim: IngestionClaim, nowMicros: number, leaseMs: number): Promise<boolean> {
+    const held = await RENEW.run(
       this.redis,
-      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.syncAgain()],
-      [`${claim.chatbotId}/${claim.sourceId}`, nowMicros],
+      [this.keys.ingestLeases(), this.keys.ingestLeaseTokens()],
+      [`${claim.chatbotId}/${claim.sourceId}`, claim.token, nowMicros + leaseMs * 1000],
     );
+    return held === 1;
+  }
+
+  /**
+   * Ends a claim; a sync asked for meanwhile (see `syncNow`) is queued at `nowMicros`. False, and
+   * nothing changed, when the claim had lost its lease.
+   */
+  async finish(claim: IngestionClaim, nowMicros: number): Promise<boolean> {
+    const ended = await FINISH.run(
+      this.redis,
+      [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.syncAgain(), this.keys.ingestLeaseTokens()],
+      [`${claim.chatbotId}/${claim.sourceId}`, nowMicros, claim.token],
+    );
+    return ended === 1;
   }
 
   /** Sources queued or leased. */

@@ -212,6 +212,10 @@ export class RedisKeys {
   ingestLeases(): string {
     return `${this.prefix}{ingest}:leases`;
   }
+  /** The token of each lease: only the claim that holds it renews or ends it. */
+  ingestLeaseTokens(): string {
+    return `${this.prefix}{ingest}:lease-tokens`;
+  }
   /** Sources asked to sync while being ingested: queued again when that run ends. */
   syncAgain(): string {
     return `${this.prefix}{ingest}:sync-again`;

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createClient } from 'redis';
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
@@ -31,16 +32,52 @@ const site: Server = createServer((req, res) => {
 await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
 const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/`;
 
-const gw = await startGateway({
-  OPENAI_API_KEY: 'sk-test',
-  OPENAI_BASE_URL: `${openai.url}/v1`,
-  CRAWL_ALLOW_PRIVATE: '1',
-  SEARCH_ENGINE: 'in-process',
+/**
+ * A site whose start page answers only when `release` is called; it links to `/next`. Records the
+ * paths asked for and whether the start page's request was dropped by the crawler.
+ */
+const slow = { paths: [] as string[], dropped: false, release: () => {} };
+const slowSite: Server = createServer((req, res) => {
+  slow.paths.push(req.url ?? '');
+  if (req.url !== '/') {
+    res.statusCode = 404;
+    res.end();
+    return;
+  }
+  res.on('close', () => (slow.dropped ||= !res.writableFinished));
+  slow.release = () => {
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(
+      '<html><head><title>Slow</title></head><body><main><p>Slow page.</p><a href="/next">Next</a></main></body></html>',
+    );
+  };
 });
+await new Promise<void>((resolve) => slowSite.listen(0, '127.0.0.1', resolve));
+const slowUrl = `http://127.0.0.1:${(slowSite.address() as { port: number }).port}/`;
+
+const logs: Array<{ msg: string; source_id?: string }> = [];
+const gw = await startGateway(
+  {
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    CRAWL_ALLOW_PRIVATE: '1',
+    SEARCH_ENGINE: 'in-process',
+    // Renewed every 200 ms, so a lost lease is noticed quickly.
+    INGEST_LEASE_MS: '600',
+    LOG_LEVEL: 'warn',
+  },
+  {},
+  { write: (line) => logs.push(JSON.parse(line) as { msg: string }) },
+);
+const redis = createClient({ url: gw.redis.url });
+await redis.connect();
 t.teardown(async () => {
+  redis.destroy();
   await gw.stop();
   await openai.stop();
   await new Promise((resolve) => site.close(resolve));
+  slowSite.closeAllConnections();
+  await new Promise((resolve) => slowSite.close(resolve));
 });
 const { services } = gw.app;
 const owner = await scaleAccount(gw.app);
@@ -129,3 +166,45 @@ t.test('a source left leased by a dead process is ingested again; too many inter
   t.match(await settled(stuck.id), { status: 'failed', error: 'ingestion was interrupted repeatedly' });
   t.equal(await queue.size(), 0);
 });
+
+t.test('a run whose lease another claim took stops at once and writes nothing', async (t) => {
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Slow' });
+  const added = await services.intake.addUrl(bot.id, slowUrl);
+  await until(() => slow.paths.includes('/'), 'the crawl asks for the start page');
+  const { keys } = gw.app.services;
+  const member = `${bot.id}/${added.id}`;
+  // The lease lapsed and another gateway's claim took the source: its token is now the other claim's.
+  t.equal(await redis.hSet(keys.ingestLeaseTokens(), member, 'another-claim'), 0);
+  await until(() => logs.some((l) => l.msg === 'ingestion lease lost' && l.source_id === added.id), 'lease lost');
+  await until(() => slow.dropped, "the crawl's request is dropped");
+  slow.release();
+  const source = await services.sources.get(added.id);
+  t.match(source, { status: 'crawling', page_count: 0 }, 'no result written');
+  t.same(await gw.app.retrieval.index.chunks.ids(bot.id, added.id), []);
+  t.same(slow.paths.toSorted(), ['/', '/robots.txt', '/sitemap.xml'], 'no page asked for after the lease was lost');
+  t.equal(await redis.hGet(keys.ingestLeaseTokens(), member), 'another-claim', "the other claim's lease is left alone");
+  t.ok(await redis.zScore(keys.ingestLeases(), member), 'and still leased to it');
+});
+
+t.test('a progress line that cannot be written fails the crawl it belongs to, not the process', async (t) => {
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Unrecorded' });
+  const setProgress = services.sources.setProgress.bind(services.sources);
+  // Redis refuses the crawl's progress lines (as it does while unreachable); the crawl goes on meanwhile.
+  services.sources.setProgress = async (source, line) => {
+    if (line.startsWith('crawled')) throw new Error('Redis is not reachable');
+    return setProgress(source, line);
+  };
+  t.teardown(() => {
+    delete (services.sources as Partial<typeof services.sources>).setProgress;
+  });
+  const added = await services.intake.addUrl(bot.id, siteUrl);
+  t.match(await settled(added.id), { status: 'failed', error: 'Redis is not reachable' });
+});
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i += 1) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`never: ${what}`);
+}

@@ -99,6 +99,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   await s.intake.remove(source.id, app.retrieval.index);
   await s.ingestion.enqueue(bot.id, 'src-by-hand', Date.now() * 1000);
   const claimed = await s.ingestion.claimOne(bot.id, 'src-by-hand', Date.now() * 1000, 1000);
+  t.equal(await s.ingestion.renew(claimed!, Date.now() * 1000, 1000), true);
   // Asked to sync while leased: marked, and queued again when the claim finishes.
   t.equal(await s.ingestion.syncNow(bot.id, 'src-by-hand', Date.now() * 1000), 'running');
   await s.ingestion.finish(claimed!, Date.now() * 1000);
