@@ -31,8 +31,15 @@ end`;
 // process that died before writing their deliveries), due again a grace period later.
 // Returns {'leased'}, {'rate-limited'} or {'started', conversation id, 1 if new, source, holder,
 // lease token, history, escalated at, the entry as recorded, overdue {id, entry} pairs}.
+// A lease of the calling process (its token starts with the process id) does not hold the turn off:
+// a process begins a conversation's turn only when none of its own is in flight (its one actor per
+// conversation runs one turn at a time), so that lease is one a turn could not release, Redis having
+// gone away under it (the release failed, or the reply to this script was lost). Waiting for it to
+// lapse would stall the conversation for a whole lease after every outage; its token is fenced off
+// like any other.
 export const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'leased'} end
+local held = redis.call('GET', KEYS[2])
+if held and string.sub(held, 1, #ARGV[12] + 1) ~= ARGV[12] .. ':' then return {'leased'} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = tonumber(ARGV[8])

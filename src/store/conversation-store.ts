@@ -133,7 +133,9 @@ export class ConversationStore {
 
   /**
    * Begins a turn for a user message: takes the conversation's lease, applies the conversation rate
-   * limit, creates the conversation when new, and appends the message.
+   * limit, creates the conversation when new, and appends the message. The caller has no turn of
+   * this conversation in flight: a lease this process still holds is one an outage left behind, and
+   * is taken over (see BEGIN_TURN).
    */
   async beginTurn(
     chatbotId: string,
