@@ -12,8 +12,7 @@ import { DEFAULT_SETTINGS } from '../src/chatbots/chatbot-settings.ts';
 import { randomUUID } from 'node:crypto';
 import nact from 'nact';
 import type { Ref } from 'nact';
-import type { ConversationDeps } from '../src/actors/conversation-actor.ts';
-import type { InboundMessage } from '../src/actors/conversation-messages.ts';
+import { TurnPipeline, type InboundMessage, type TurnPipelineDeps } from '../src/conversations/turn-pipeline.ts';
 import { ConversationRouter } from '../src/actors/conversation-router.ts';
 import { systemClock } from '../src/clock.ts';
 import type { LlmProvider } from '../src/llm/llm-provider.ts';
@@ -83,7 +82,7 @@ const chatbot: Chatbot = {
  * The router's dependencies as instant in-memory fakes: every turn starts on an existing
  * conversation with no history, is stored, and the LLM answers at once.
  */
-function instantDeps(): ConversationDeps {
+function instantDeps(): TurnPipelineDeps {
   const conversations = {
     beginTurn: (): Promise<TurnStart> =>
       Promise.resolve({
@@ -202,7 +201,8 @@ class BareNactRouter {
   }
 }
 
-const newRouter = (idleMs: number) => new ConversationRouter(instantDeps(), { idleMs, clock: systemClock });
+const newRouter = (idleMs: number) =>
+  new ConversationRouter(new TurnPipeline(instantDeps()), { idleMs, clock: systemClock });
 
 /** Lets pending immediates and timers (nact's stop callbacks) run, then collects the heap, twice. */
 async function collect(): Promise<void> {

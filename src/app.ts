@@ -6,6 +6,7 @@ import { ConnectorReader } from './sources/connector-reader.ts';
 import { connectorLimits } from './sources/connectors/connector-settings.ts';
 import { dispatcherFromConfig, type WebhookDispatcher } from './actors/webhook-dispatcher.ts';
 import { systemClock, type Clock } from './clock.ts';
+import { TurnPipeline } from './conversations/turn-pipeline.ts';
 import type { Config } from './config.ts';
 import type { EventSink } from './events/webhook-event.ts';
 import { closeGracefully, createHttpServer, listen } from './http/http-server.ts';
@@ -169,12 +170,11 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     // Says this gateway is running, for the CLI's `source add --wait` (only gateways ingest).
     const beat = () => services.gateways.beat(gatewayId, GATEWAY_PRESENCE_TTL_MS);
     await beat();
-    const beating = setInterval(() => {
+    const beating = clock.setInterval(() => {
       beat().catch((error: unknown) => logger.warn({ err: error }, 'gateway presence not recorded'));
     }, GATEWAY_PRESENCE_TTL_MS / 3);
-    beating.unref();
     stack.push(async () => {
-      clearInterval(beating);
+      clock.clearTimer(beating);
       await services.gateways.leave(gatewayId);
     });
     const router = conversationRouter(services, retrieval, config, options, clock, logger);
@@ -182,7 +182,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     stack.push(() => router.stop(options.shutdownGraceMs ?? 10_000));
     const server = createHttpServer(logger);
     const { sockets, widget, agents } = socketServer(services, router, handle, config, clock, logger);
-    const { telegram, whatsapp } = messagingChannels(services, router, config, options, logger);
+    const { telegram, whatsapp } = messagingChannels(services, router, config, options, clock, logger);
     const targets = { router, widget, agents, telegram, whatsapp, retrieval, logger };
     await services.signals.subscribe((signal) => routeSignal(signal, { ...targets, busId: services.signals.id }));
     stack.push(() => services.signals.stop());
@@ -251,27 +251,25 @@ function conversationRouter(
   const providers = options.providers ?? createLlmProviders(config);
   const retriever = options.retriever ?? retrieval;
   const rewriteTimeoutMs = config.LLM_TIMEOUT_MS;
-  return new ConversationRouter(
-    {
-      conversations: services.conversations,
-      quota: services.quota,
-      retrieval: new TurnRetrieval({ retriever, providers, clock, logger, rewriteTimeoutMs }),
-      providers,
-      relay: services.relay,
-      escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
-      feed: (chatbotId, sessionId, message) =>
-        services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
-      clock,
-      logger,
-      fenceNonce: options.fenceNonce,
-      limits: {
-        rateLimit: config.CONVERSATION_RATE_LIMIT,
-        rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
-        leaseMs: config.CONVERSATION_LEASE_MS,
-      },
+  const pipeline = new TurnPipeline({
+    conversations: services.conversations,
+    quota: services.quota,
+    retrieval: new TurnRetrieval({ retriever, providers, clock, logger, rewriteTimeoutMs }),
+    providers,
+    relay: services.relay,
+    escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
+    feed: (chatbotId, sessionId, message) =>
+      services.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message }),
+    clock,
+    logger,
+    fenceNonce: options.fenceNonce,
+    limits: {
+      rateLimit: config.CONVERSATION_RATE_LIMIT,
+      rateWindowMs: config.CONVERSATION_RATE_WINDOW_MS,
+      leaseMs: config.CONVERSATION_LEASE_MS,
     },
-    { idleMs: config.CONVERSATION_IDLE_MS, clock },
-  );
+  });
+  return new ConversationRouter(pipeline, { idleMs: config.CONVERSATION_IDLE_MS, clock });
 }
 
 /**
@@ -361,6 +359,7 @@ function socketServer(
       ...services,
       hub: agents,
       sockets,
+      clock,
       logger,
       presenceTtlMs: Math.max(3 * config.SOCKET_HEARTBEAT_MS, 30_000),
       authTimeoutMs: 10_000,
@@ -375,6 +374,7 @@ function messagingChannels(
   router: ConversationRouter,
   config: Config,
   options: AppOptions,
+  clock: Clock,
   logger: Logger,
 ): { telegram: TelegramChannel; whatsapp: WhatsAppChannel } {
   const telegram = new TelegramChannel({
@@ -382,6 +382,7 @@ function messagingChannels(
     chatbots: services.chatbots,
     router,
     logger,
+    clock,
     apiRoot: config.TELEGRAM_API_ROOT,
     publicUrl: config.PUBLIC_URL,
     pollerLeaseMs: config.TELEGRAM_POLLER_LEASE_MS,
@@ -392,6 +393,7 @@ function messagingChannels(
     router,
     control: services.control,
     logger,
+    clock,
     socketFactory: options.whatsappSockets ?? baileysSocketFactory(),
     leaseMs: config.WHATSAPP_SOCKET_LEASE_MS,
     reconnectFirstMs: options.whatsappReconnectMs,

@@ -137,7 +137,7 @@ export function createServices(
   const apiKeys = new ApiKeyStore(redis, keys, clock);
   const pending = new PendingEventStore(redis, keys, clock, config.PENDING_EVENT_GRACE_MS);
   const conversations = new ConversationStore(redis, keys, clock, pending);
-  const relay = new EventRelay(pending, events, logger);
+  const relay = new EventRelay(pending, events, logger, clock);
   const signals = new SignalBus(redis, keys, logger);
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);

@@ -1,24 +1,27 @@
+import type { ChatbotDetailView, ChatbotListView } from './contract/chatbot.ts';
+import type { ConnectionView, DashboardConnection } from './contract/connection.ts';
+import type { KnowledgeStatus } from './contract/knowledge.ts';
+import type { OperatorSource, SourceSyncState, SourceView } from './contract/source.ts';
 import type { Chatbot } from './store/chatbot-store.ts';
 import type { Connection } from './store/connection-store.ts';
 import type { Source } from './store/source-store.ts';
-import type { SyncState } from './sources/source-intake.ts';
 import type { SpaceMigrationState, SpaceSetting } from './store/embedding-space-store.ts';
 import { formatTimestamp } from './timestamp.ts';
 
 /** SPEC's chatbot list view: exactly these fields. */
-export function chatbotListView(chatbot: Chatbot) {
+export function chatbotListView(chatbot: Chatbot): ChatbotListView {
   const { id, name, slug, provider, is_active, created_at } = chatbot;
   return { id, name, slug, provider, is_active, created_at };
 }
 
 /** SPEC's chatbot detail view: the list view plus system prompt and fallback message. */
-export function chatbotDetailView(chatbot: Chatbot) {
+export function chatbotDetailView(chatbot: Chatbot): ChatbotDetailView {
   const { system_prompt, fallback_message } = chatbot;
   return { ...chatbotListView(chatbot), system_prompt, fallback_message };
 }
 
 /** SPEC's source object: exactly these fields (the failure reason is for the operator only). */
-export function sourceView(source: Source) {
+export function sourceView(source: Source): SourceView {
   const { id, type, title, url, status, page_count, created_at } = source;
   return { id, type, title, url, status, page_count, created_at };
 }
@@ -27,7 +30,7 @@ export function sourceView(source: Source) {
  * The operator's source object (CLI, dashboard): SPEC's fields plus the chatbot, the failure reason,
  * and for connector sources what they read (`reference`) and through which connection.
  */
-export function operatorSourceView(source: Source) {
+export function operatorSourceView(source: Source): OperatorSource {
   return {
     ...sourceView(source),
     chatbot_id: source.chatbot_id,
@@ -41,18 +44,21 @@ export function operatorSourceView(source: Source) {
  * what the last sync did (`last_sync`: when, the error if it failed, documents added, changed,
  * removed and unchanged) and when the next is due (`next_sync_at`).
  */
-export function operatorSourceSyncView(source: Source, sync: SyncState | undefined) {
+export function operatorSourceSyncView(
+  source: Source,
+  sync: SourceSyncState | undefined,
+): OperatorSource & Partial<SourceSyncState> {
   return { ...operatorSourceView(source), ...sync };
 }
 
 /** A connection as the CLI prints it (DESIGN's fields; the secret is never shown). */
-export function connectionView(connection: Connection) {
+export function connectionView(connection: Connection): ConnectionView {
   const { id, service, status, created_at } = connection;
   return { id, service, status, created_at };
 }
 
 /** A connection as the dashboard lists it: also how it signs in, who or what is connected, and where. */
-export function dashboardConnectionView(connection: Connection) {
+export function dashboardConnectionView(connection: Connection): DashboardConnection {
   const { auth_kind, label, base_url } = connection;
   return { ...connectionView(connection), auth_kind, label, base_url };
 }
@@ -61,7 +67,10 @@ export function dashboardConnectionView(connection: Connection) {
  * The embedding space the gateways serve and the re-embedding into another one, if any (the last one,
  * kept with how it ended), as `switchboard status` and the dashboard show them.
  */
-export function embeddingStatusView(active: SpaceSetting | undefined, migration: SpaceMigrationState | undefined) {
+export function embeddingStatusView(
+  active: SpaceSetting | undefined,
+  migration: SpaceMigrationState | undefined,
+): KnowledgeStatus {
   return {
     space: active?.space ?? null,
     embeddings: active?.embeddings ?? null,

@@ -1,23 +1,5 @@
-import type { Channel } from '../conversations/session.ts';
 import type { Generation } from '../conversations/turn-generation.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
-
-/** A visitor message from any channel, in the project's own terms. */
-export interface InboundMessage {
-  chatbot: Chatbot;
-  sessionId: string;
-  content: string;
-  channel: Channel;
-  /** Called when the AI starts working on the reply (channels show a typing indicator). */
-  onTyping?: () => void;
-}
-
-/** How a turn ended, as the channel that asked is told. */
-export type TurnOutcome =
-  | { kind: 'reply'; text: string; createdAt: string }
-  /** A human agent holds the conversation: the message was stored, the AI stayed silent. */
-  | { kind: 'silent' }
-  | { kind: 'failed'; error: Error };
+import type { InboundMessage, TurnOutcome } from '../conversations/turn-pipeline.ts';
 
 /** The messages a conversation actor understands. */
 export type ConversationMessage =

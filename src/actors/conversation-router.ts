@@ -1,14 +1,9 @@
 import nact from 'nact';
 import type { Ref } from 'nact';
-import type { Clock } from '../clock.ts';
-import { conversationBehaviour, initialConversationState, type ConversationDeps } from './conversation-actor.ts';
-import {
-  inbound,
-  refresh,
-  type ConversationMessage,
-  type InboundMessage,
-  type TurnOutcome,
-} from './conversation-messages.ts';
+import type { Clock, Timer } from '../clock.ts';
+import type { InboundMessage, TurnOutcome, TurnPipeline } from '../conversations/turn-pipeline.ts';
+import { conversationBehaviour, initialConversationState } from './conversation-actor.ts';
+import { inbound, refresh, type ConversationMessage } from './conversation-messages.ts';
 
 /** A live conversation actor and the router's bookkeeping for it. */
 interface Live {
@@ -38,28 +33,38 @@ export interface RouterOptions {
  */
 export class ConversationRouter {
   private readonly system: ReturnType<typeof nact.start>;
+  private readonly pipeline: TurnPipeline;
   private readonly behaviour: ReturnType<typeof conversationBehaviour>;
   private readonly options: RouterOptions;
   /** In order of last activity, least recent first (a touched entry is moved to the end). */
   private readonly live = new Map<string, Live>();
   private spawned = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
 
-  constructor(deps: ConversationDeps, options: RouterOptions) {
+  constructor(pipeline: TurnPipeline, options: RouterOptions) {
     this.system = nact.start();
-    this.behaviour = conversationBehaviour(deps);
+    this.pipeline = pipeline;
+    this.behaviour = conversationBehaviour(pipeline);
     this.options = options;
   }
 
   /** Starts the passivation sweep. */
   start(): void {
     const every = this.options.sweepEveryMs ?? Math.min(this.options.idleMs, 1000);
-    this.timer = setInterval(() => this.sweep(), every);
-    this.timer.unref();
+    this.timer = this.options.clock.setInterval(() => this.sweep(), every);
   }
 
-  /** Sends a visitor message through its conversation's actor; resolves with the turn's outcome. */
+  /**
+   * The one way a visitor message from any channel becomes a turn: admitted by the pipeline's rules
+   * (a refusal resolves as `failed` at once), then taken through its conversation's actor, in order.
+   * Resolves with the turn's outcome; never rejects.
+   */
   send(message: InboundMessage): Promise<TurnOutcome> {
+    try {
+      this.pipeline.admit(message);
+    } catch (error) {
+      return Promise.resolve({ kind: 'failed', error: error as Error });
+    }
     const key = `${message.chatbot.id}/${message.sessionId}`;
     const live = this.live.get(key) ?? this.spawn(key);
     live.inflight += 1;
@@ -104,7 +109,7 @@ export class ConversationRouter {
    * every actor and the actor system.
    */
   async stop(graceMs = 0): Promise<void> {
-    clearInterval(this.timer);
+    this.options.clock.clearTimer(this.timer);
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline && [...this.live.values()].some((live) => live.inflight > 0)) {
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.ts';
+import type { Clock, Timer } from '../clock.ts';
 import type { IngestionClaim, IngestionQueue } from '../store/ingestion-queue.ts';
 
 /** Why a run stopped: its claim lost the source's lease, so another process may be ingesting it. */
@@ -21,19 +21,18 @@ export class IngestionLease {
   private readonly claim: IngestionClaim;
   /** When the lease runs out (µs) unless renewed: set by the claim, moved by each renewal. */
   private heldUntil: number;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: Timer;
 
   constructor(claim: IngestionClaim, deps: IngestionLease['deps'], onRenewalError: (error: unknown) => void) {
     this.claim = claim;
     this.deps = deps;
     this.heldUntil = claim.until;
-    this.timer = setInterval(() => {
+    this.timer = deps.clock.setInterval(() => {
       this.renew().catch((error: unknown) => {
         onRenewalError(error);
         if (this.deps.clock.nowMicros() >= this.heldUntil) this.lose();
       });
     }, deps.leaseMs / 3);
-    this.timer.unref();
   }
 
   get signal(): AbortSignal {
@@ -52,7 +51,7 @@ export class IngestionLease {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.deps.clock.clearTimer(this.timer);
   }
 
   private async renew(): Promise<void> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.ts';
+import type { Clock, Timer } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { chunkDocument } from '../ingest/chunk-document.ts';
 import type { CrawlOptions } from '../ingest/crawl-options.ts';
@@ -97,7 +97,7 @@ export class IngestionWorker {
   private readonly deps: IngestionDeps;
   private readonly options: IngestionOptions;
   private running = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private polling = false;
   private readonly idle: Array<() => void> = [];
 
@@ -107,8 +107,7 @@ export class IngestionWorker {
   }
 
   start(): void {
-    this.timer = setInterval(() => this.kick(), this.options.pollMs);
-    this.timer.unref();
+    this.timer = this.deps.clock.setInterval(() => this.kick(), this.options.pollMs);
     this.kick();
   }
 
@@ -126,9 +125,10 @@ export class IngestionWorker {
    * its lease: when the lease expires another process ingests the source again.
    */
   async stop(graceMs = 2000): Promise<void> {
-    clearInterval(this.timer);
+    this.deps.clock.clearTimer(this.timer);
     this.timer = undefined;
     if (this.running === 0) return;
+    // The grace runs on real time, not the clock's: a stop ends even where the clock is simulated.
     await Promise.race([
       new Promise<void>((resolve) => this.idle.push(resolve)),
       new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref()),

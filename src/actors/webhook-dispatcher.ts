@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import nact from 'nact';
 import type { Ref } from 'nact';
-import type { Clock } from '../clock.ts';
+import type { Clock, Timer } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Egress } from '../net/ssrf-guard.ts';
 import type { Config } from '../config.ts';
@@ -53,7 +53,7 @@ export class WebhookDispatcher {
   private readonly system: ReturnType<typeof nact.start>;
   private readonly actor: Ref<DispatcherMessage>;
   private readonly claimToken = randomUUID();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private idle: Array<() => void> = [];
   /** Attempts in flight, in all and per destination host. Touched only inside the actor. */
   private running = 0;
@@ -79,8 +79,7 @@ export class WebhookDispatcher {
 
   /** Starts polling the outbox. */
   start(): void {
-    this.timer = setInterval(() => this.kick(), this.options.pollMs);
-    this.timer.unref();
+    this.timer = this.deps.clock.setInterval(() => this.kick(), this.options.pollMs);
     this.kick();
   }
 
@@ -91,7 +90,7 @@ export class WebhookDispatcher {
 
   /** Stops polling and waits for attempts in flight to be recorded. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.deps.clock.clearTimer(this.timer);
     this.timer = undefined;
     if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     nact.stop(this.system);

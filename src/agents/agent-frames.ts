@@ -1,9 +1,14 @@
+import type { AgentClientFrame, CommandRef } from '../contract/agent-protocol.ts';
 import { checkMessageText } from '../conversations/message-text.ts';
 import { checkSessionId } from '../conversations/session.ts';
 import { ValidationError } from '../errors.ts';
+import type { FrameFields } from '../http/socket-frame.ts';
 
-/** A command's reference, echoed in its answer. */
-export type Ref = string | number | null;
+/** A command's reference, echoed in its answer; null when the frame had no usable one. */
+export type Ref = CommandRef | null;
+
+/** An agent's frame as it arrives. */
+type AgentFrameFields = FrameFields<AgentClientFrame>;
 
 /** What an agent's frame asks for. */
 export type AgentCommand =
@@ -12,12 +17,12 @@ export type AgentCommand =
   | { kind: 'reply'; chatbotId: string; sessionId: string; content: string; ref: Ref };
 
 /** A frame's `ref`, if it has a usable one (an error answer carries it too). */
-export function refOf(fields: Record<string, unknown>): Ref {
+export function refOf(fields: AgentFrameFields): Ref {
   return typeof fields.ref === 'string' || typeof fields.ref === 'number' ? fields.ref : null;
 }
 
 /** Reads one frame of the agent socket (DESIGN.md's protocol); a bad one is a ValidationError. */
-export function parseAgentFrame(fields: Record<string, unknown>): AgentCommand {
+export function parseAgentFrame(fields: AgentFrameFields): AgentCommand {
   const ref = refOf(fields);
   switch (fields.type) {
     case 'auth':
@@ -34,7 +39,7 @@ export function parseAgentFrame(fields: Record<string, unknown>): AgentCommand {
   }
 }
 
-function target(fields: Record<string, unknown>): { chatbotId: string; sessionId: string } {
+function target(fields: AgentFrameFields): { chatbotId: string; sessionId: string } {
   if (typeof fields.chatbot_id !== 'string' || fields.chatbot_id === '') {
     throw new ValidationError('chatbot_id is required.');
   }

@@ -1,4 +1,5 @@
 import type { WebSocket } from 'ws';
+import type { AgentErrorFrame, AgentPush } from '../contract/agent-protocol.ts';
 import type { SocketServer } from '../http/socket-server.ts';
 import type { Logger } from '../logger.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
@@ -9,7 +10,7 @@ export const UNAUTHORIZED = 4401;
 
 /** Refuses an agent socket: an error frame, then close 4401. */
 export function refuseAgent(sockets: SocketServer, socket: WebSocket, detail = 'Invalid agent token.'): void {
-  sockets.send(socket, { type: 'error', detail });
+  sockets.send(socket, { type: 'error', detail } satisfies AgentErrorFrame);
   socket.close(UNAUTHORIZED, 'unauthorized');
 }
 
@@ -23,11 +24,6 @@ function track(sets: Map<string, Set<WebSocket>>, key: string, socket: WebSocket
     if (set.size === 0 && sets.get(key) === set) sets.delete(key);
   });
 }
-
-/** Frames pushed to agents (DESIGN.md's protocol). */
-export type AgentPush =
-  | { type: 'message'; chatbot_id: string; session_id: string; role: string; content: string; created_at: string }
-  | { type: 'escalated'; chatbot_id: string; session_id: string; escalated_at: string };
 
 /**
  * The authenticated agent sockets of this process, by owner, and the pushes they receive: every

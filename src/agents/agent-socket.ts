@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
+import type { Clock } from '../clock.ts';
 import type { ConversationControl } from '../conversations/conversation-control.ts';
 import { DomainError, ValidationError } from '../errors.ts';
 import { readFrameObject } from '../http/socket-frame.ts';
@@ -22,6 +23,8 @@ export interface AgentSocketDeps {
   presence: AgentPresence;
   hub: AgentHub;
   sockets: SocketServer;
+  /** Times the authentication deadline and the presence renewals. */
+  clock: Clock;
   logger: Logger;
   /** How long a connection counts as online without being renewed (renewed at a third of it). */
   presenceTtlMs: number;
@@ -53,8 +56,9 @@ export class AgentSocket implements SocketRoute {
 
   private open(socket: WebSocket): FrameReceiver {
     let agent: Agent | undefined;
-    const timer = setTimeout(() => this.refuse(socket, 'Authentication timed out.'), this.deps.authTimeoutMs);
-    socket.once('close', () => clearTimeout(timer));
+    const { clock, authTimeoutMs } = this.deps;
+    const timer = clock.setTimeout(() => this.refuse(socket, 'Authentication timed out.'), authTimeoutMs);
+    socket.once('close', () => clock.clearTimer(timer));
     const receive = async (data: RawData, isBinary: boolean) => {
       let ref: Ref = null;
       try {
@@ -62,7 +66,7 @@ export class AgentSocket implements SocketRoute {
         ref = refOf(fields);
         const command = parseAgentFrame(fields);
         if (!agent) {
-          clearTimeout(timer);
+          clock.clearTimer(timer);
           agent = await this.authenticate(socket, command);
         } else {
           await this.command(socket, agent, command);
@@ -103,7 +107,7 @@ export class AgentSocket implements SocketRoute {
   /** Live (active in the last day) and escalated or held conversations, newest activity first. */
   private async listing(userId: string) {
     const chatbots = await this.deps.chatbots.listForUser(userId);
-    const since = Date.now() - LIVE_MS;
+    const since = this.deps.clock.nowMicros() / 1000 - LIVE_MS;
     const rows = (
       await Promise.all(chatbots.map((chatbot) => this.deps.conversations.recent(chatbot.id, PER_CHATBOT)))
     ).flat();
@@ -124,16 +128,15 @@ export class AgentSocket implements SocketRoute {
   /** Counts the connection as an online agent of its owner while it is open. */
   private stayOnline(socket: WebSocket, agent: Agent): void {
     const id = randomUUID();
-    const { presence, presenceTtlMs, logger } = this.deps;
+    const { presence, presenceTtlMs, clock, logger } = this.deps;
     const enter = () =>
       presence
         .enter(agent.user_id, id, presenceTtlMs)
         .catch((error: unknown) => logger.warn({ err: error }, 'presence'));
     void enter();
-    const renew = setInterval(() => void enter(), presenceTtlMs / 3);
-    renew.unref();
+    const renew = clock.setInterval(() => void enter(), presenceTtlMs / 3);
     socket.once('close', () => {
-      clearInterval(renew);
+      clock.clearTimer(renew);
       presence.leave(agent.user_id, id).catch((error: unknown) => logger.warn({ err: error }, 'presence'));
     });
   }

@@ -1,5 +1,6 @@
-import type { InboundMessage } from '../actors/conversation-messages.ts';
+import type { Clock, Timer } from '../clock.ts';
 import type { ConversationRouter } from '../actors/conversation-router.ts';
+import type { InboundMessage } from '../conversations/turn-pipeline.ts';
 import { DomainError, NotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -8,6 +9,7 @@ export interface MessagingChannel {
   name: 'telegram' | 'whatsapp';
   router: ConversationRouter;
   logger: Logger;
+  clock: Clock;
   /** How often the platform's typing indicator is shown again while the AI works (it fades). */
   typingRenewMs: number;
 }
@@ -29,24 +31,24 @@ export async function answerTurn(
   message: Omit<InboundMessage, 'channel' | 'onTyping'>,
   chat: ChatLine,
 ): Promise<void> {
-  let typing: NodeJS.Timeout | undefined;
+  let typing: Timer | undefined;
   // A typing indicator that fails is only cosmetic, and it is tried again every renewal: logged at
   // debug level, it never holds up the turn.
   const showTyping = () =>
     void chat.typing().catch((error: unknown) => channel.logger.debug({ err: error }, 'typing indicator not shown'));
   const onTyping = () => {
     showTyping();
-    typing ??= setInterval(showTyping, channel.typingRenewMs);
+    typing ??= channel.clock.setInterval(showTyping, channel.typingRenewMs);
   };
   try {
     const outcome = await channel.router.send({ ...message, channel: channel.name, onTyping });
-    clearInterval(typing);
+    channel.clock.clearTimer(typing);
     if (outcome.kind === 'failed') throw outcome.error;
     if (outcome.kind === 'reply') await chat.send(outcome.text);
     // A human took over while the AI worked: the chat stops showing it typing.
     else if (typing) await chat.doneTyping?.();
   } catch (error) {
-    clearInterval(typing);
+    channel.clock.clearTimer(typing);
     await tellFailure(channel, message.chatbot.id, error, chat);
   }
 }

@@ -1,7 +1,11 @@
+import type { Clock, Timer } from '../clock.ts';
+
 /** What a {@link LeaseKeeper} keeps, and whom it tells. */
 export interface LeaseKeeperDeps {
   /** How long the lease lasts unless renewed; it is renewed every third of it. */
   ttlMs: number;
+  /** Times the renewals. */
+  clock: Clock;
   /** Takes or renews the lease for this process: true while this process has it. */
   hold(): Promise<boolean>;
   /** Lets go of the lease if this process has it. */
@@ -19,17 +23,18 @@ export interface LeaseKeeperDeps {
  */
 export class LeaseKeeper {
   private readonly deps: LeaseKeeperDeps;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly clock: Clock;
+  private timer: Timer | undefined;
   private stopped = false;
 
   constructor(deps: LeaseKeeperDeps) {
     this.deps = deps;
+    this.clock = deps.clock;
   }
 
   start(): void {
     const renew = () => void this.renew();
-    this.timer = setInterval(renew, this.deps.ttlMs / 3);
-    this.timer.unref();
+    this.timer = this.clock.setInterval(renew, this.deps.ttlMs / 3);
     renew();
   }
 
@@ -48,7 +53,7 @@ export class LeaseKeeper {
   /** Stops renewing; `release` then lets go at once instead of when the lease lapses. */
   stop(): void {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.clock.clearTimer(this.timer);
   }
 
   /** Lets go at once; if that fails (Redis unreachable), told to `onError`, and the lease lapses on its own. */

@@ -1,60 +1,10 @@
 import { z } from 'zod';
+import type { ChatbotSettings, SettingsPatchBody } from '../contract/chatbot-settings.ts';
 import { ValidationError } from '../errors.ts';
 
-/** A custom field of the lead form (name, email and phone are always there). */
-export interface LeadField {
-  name: string;
-  label: string;
-  required: boolean;
-}
-
-/** A call-to-action button of the widget. */
-export interface CallToAction {
-  id: string;
-  label: string;
-  /** `link` opens `url`; `escalate` asks for a human; `message` sends `message` as the visitor. */
-  action: 'link' | 'escalate' | 'message';
-  url?: string;
-  message?: string;
-}
-
-/** When a conversation escalates on its own, besides the visitor asking. */
-export interface EscalationRules {
-  /** The visitor's message asks for a human (several languages). */
-  smart_intent: boolean;
-  /** Words or phrases that escalate when a visitor message contains one (case-insensitive). */
-  keywords: string[];
-  /** Escalate after this many consecutive fallback replies (0: never). */
-  fallback_streak: number;
-}
-
-/** How the widget looks. */
-export interface WidgetLook {
-  title: string;
-  color: string;
-  welcome_message: string;
-}
-
-/** How a chatbot looks up passages for a visitor message. */
-export interface RetrievalSettings {
-  /**
-   * Before retrieving, the chatbot's own LLM rewrites the message (with the last turns) into a
-   * standalone question and search terms, and the passages found for each are fused. Costs one more
-   * LLM call per message.
-   */
-  query_rewrite: boolean;
-}
-
-/** Per-chatbot settings of the widget, lead form, escalation and retrieval. */
-export interface ChatbotSettings {
-  /** Origins allowed to open the widget socket, e.g. `https://example.com`; empty: any. */
-  allowed_origins: string[];
-  lead_fields: LeadField[];
-  ctas: CallToAction[];
-  escalation: EscalationRules;
-  widget: WidgetLook;
-  retrieval: RetrievalSettings;
-}
+// The settings' shape is the contract's (the dashboard and the widget read it); this module checks
+// changes to it and reads it from Redis.
+export type { ChatbotSettings, EscalationRules } from '../contract/chatbot-settings.ts';
 
 export const DEFAULT_SETTINGS: ChatbotSettings = {
   allowed_origins: [],
@@ -104,6 +54,7 @@ const cta = z
     message: 'a message action needs a message',
   });
 
+// Every setting of the contract's patch, and no other, has its schema here.
 const settingsPatch = z.strictObject({
   allowed_origins: z.array(origin).max(50).optional(),
   lead_fields: z
@@ -144,7 +95,7 @@ const settingsPatch = z.strictObject({
       query_rewrite: z.boolean({ error: 'must be true or false' }).optional(),
     })
     .optional(),
-});
+} satisfies Record<keyof SettingsPatchBody, z.ZodType>);
 
 /** A change to some of the settings; what is left out stays as it was. */
 export type SettingsPatch = z.input<typeof settingsPatch>;

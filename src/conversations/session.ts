@@ -20,15 +20,23 @@ export function checkSessionId(value: unknown): string {
   return value;
 }
 
+/**
+ * The channel a session belongs to, by its id's prefix (`embed-`, `wa_`, `tg_`, `api-`): the one
+ * place that reads it. Undefined for an id of the API's own choosing without a prefix.
+ */
+export function channelOfSession(sessionId: string): Channel | undefined {
+  return PREFIXES.find(([prefix]) => sessionId.startsWith(prefix))?.[1];
+}
+
 /** The conversation's `source`: from the session prefix, else the channel the message came in on. */
 export function sourceOf(sessionId: string, channel: Channel): Channel {
-  return PREFIXES.find(([prefix]) => sessionId.startsWith(prefix))?.[1] ?? channel;
+  return channelOfSession(sessionId) ?? channel;
 }
 
 /** SPEC's escalation `channel`, inferred from the session prefix only. */
 export function escalationChannel(sessionId: string): 'web' | 'whatsapp' | 'telegram' | 'unknown' {
-  if (sessionId.startsWith('embed-')) return 'web';
-  if (sessionId.startsWith('wa_')) return 'whatsapp';
-  if (sessionId.startsWith('tg_')) return 'telegram';
-  return 'unknown';
+  const channel = channelOfSession(sessionId);
+  if (channel === 'embed') return 'web';
+  if (channel === 'api' || channel === undefined) return 'unknown';
+  return channel;
 }

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { EVENT_NAMES, type EventName } from '../contract/webhook.ts';
 import { ValidationError } from '../errors.ts';
 import {
   conversationEscalated,
   conversationStarted,
-  EVENT_NAMES,
   leadCaptured,
   messageReceived,
-  type EventName,
   type WebhookEvent,
 } from '../events/webhook-event.ts';
 import { formatTimestamp } from '../timestamp.ts';

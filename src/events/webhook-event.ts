@@ -1,13 +1,5 @@
+import type { EventName } from '../contract/webhook.ts';
 import { formatTimestamp } from '../timestamp.ts';
-
-/** SPEC's four event names. */
-export const EVENT_NAMES = [
-  'lead.captured',
-  'conversation.started',
-  'message.received',
-  'conversation.escalated',
-] as const;
-export type EventName = (typeof EVENT_NAMES)[number];
 
 /** SPEC's envelope. `timestamp` is when the event was queued. */
 export interface WebhookEvent {

@@ -1,4 +1,5 @@
 import type { Request, Response, Server } from 'restify';
+import type { AgentIdentity, AgentTranscript } from '../contract/agent-protocol.ts';
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Agent, AgentStore } from '../store/agent-store.ts';
@@ -44,7 +45,7 @@ export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void 
     const agent = await bearerAgent(deps.agents, req);
     if (!agent) return sendDetail(res, 401, 'Invalid agent token.');
     res.setHeader('Cache-Control', 'no-store');
-    res.send(200, { id: agent.id, name: agent.name });
+    res.send(200, { id: agent.id, name: agent.name } satisfies AgentIdentity);
   });
 
   server.get('/agents/v1/conversations/:chatbot_id/:session_id', async (req: Request, res: Response) => {
@@ -61,7 +62,7 @@ export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void 
     }
     const { chatbot_id, session_id, source, escalated_at, taken_over_by, messages } =
       await deps.conversations.transcript(chatbot.id, sessionId);
-    res.send(200, { chatbot_id, session_id, source, escalated_at, taken_over_by, messages });
+    res.send(200, { chatbot_id, session_id, source, escalated_at, taken_over_by, messages } satisfies AgentTranscript);
   });
 }
 

@@ -1,10 +1,11 @@
 import type { Request, Response, Server } from 'restify';
+import type { InviteBody, SessionInfo, SignedOut, SignInBody } from '../contract/account.ts';
 import type { SignedIn } from '../dashboard/owner-auth.ts';
 import type { Account } from '../store/account-store.ts';
 import { DASHBOARD_API, ownerOf, type DashboardApi } from './dashboard-api.ts';
-import { optionalString } from './dashboard-body.ts';
+import { bodyOf, optionalString } from './dashboard-body.ts';
 import { clearSessionCookie, sameOriginOnly, setSessionCookie, type DashboardRequest } from './dashboard-session.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import { jsonBody } from './json-body.ts';
 
 /**
  * Sign-in and sessions: `POST /session` (email and password), `GET /session` (who is signed in, and
@@ -13,7 +14,7 @@ import { jsonBody, type JsonRequest } from './json-body.ts';
  */
 export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): void {
   const { services, auth, policy, trustedProxies } = api;
-  const sessionBody = (account: Account, csrfToken: string) => ({
+  const sessionBody = (account: Account, csrfToken: string): SessionInfo => ({
     user: account,
     csrf_token: csrfToken,
     public_url: policy.publicUrl ?? null,
@@ -21,11 +22,11 @@ export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): 
   const signedIn = (res: Response, { account, session }: SignedIn) => {
     setSessionCookie(res, session.token, policy);
     res.setHeader('Cache-Control', 'no-store');
-    res.send(200, sessionBody(account, session.csrfToken));
+    res.send(200, sessionBody(account, session.csrfToken) satisfies SessionInfo);
   };
 
   server.post(`${DASHBOARD_API}/session`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {
-    const { body } = req as JsonRequest;
+    const body = bodyOf<SignInBody>(req);
     const address = trustedProxies.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     const result = await services.ownerAuth.signIn(body.email, body.password, address);
     signedIn(res, result);
@@ -33,23 +34,23 @@ export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): 
 
   server.get(`${DASHBOARD_API}/session`, auth, async (req: Request, res: Response) => {
     const account = await services.accounts.get(ownerOf(req));
-    res.send(200, sessionBody(account, (req as DashboardRequest).session.csrfToken));
+    res.send(200, sessionBody(account, (req as DashboardRequest).session.csrfToken) satisfies SessionInfo);
   });
 
   server.del(`${DASHBOARD_API}/session`, auth, async (req: Request, res: Response) => {
     await services.sessions.end((req as DashboardRequest).session);
     clearSessionCookie(res, policy);
-    res.send(200, { signed_out: true });
+    res.send(200, { signed_out: true } satisfies SignedOut);
   });
 
   server.del(`${DASHBOARD_API}/sessions`, auth, async (req: Request, res: Response) => {
     await services.ownerAuth.signOutEverywhere(ownerOf(req));
     clearSessionCookie(res, policy);
-    res.send(200, { signed_out: true });
+    res.send(200, { signed_out: true } satisfies SignedOut);
   });
 
   server.post(`${DASHBOARD_API}/invite`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {
-    const { body } = req as JsonRequest;
+    const body = bodyOf<InviteBody>(req);
     signedIn(res, await services.ownerAuth.acceptInvite(optionalString(body, 'token'), body.password));
   });
 }

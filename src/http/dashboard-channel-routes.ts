@@ -1,7 +1,16 @@
 import type { Request, Response, Server } from 'restify';
+import type {
+  ChannelDisconnected,
+  ChannelsStatus,
+  TelegramConnectBody,
+  TelegramConnectionView,
+  WhatsAppLinkBody,
+  WhatsAppStatus,
+} from '../contract/messaging-channels.ts';
 import { NotFoundError } from '../errors.ts';
 import { chatbotOf, DASHBOARD_API, type DashboardApi } from './dashboard-api.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import { bodyOf } from './dashboard-body.ts';
+import { jsonBody } from './json-body.ts';
 
 /**
  * A chatbot's messaging channels. Telegram: its connection (mode, webhook path and secret token as
@@ -18,13 +27,14 @@ export function registerDashboardChannelRoutes(server: Server, api: DashboardApi
       services.telegramConnector.status(chatbot.id),
       services.whatsappLinker.status(chatbot.id),
     ]);
-    res.send(200, { telegram, whatsapp });
+    res.send(200, { telegram, whatsapp } satisfies ChannelsStatus);
   });
 
   server.put(`${base}/telegram`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    const { body } = req as JsonRequest;
-    res.send(200, await services.telegramConnector.connect(chatbot.id, body.token, body.mode ?? 'webhook'));
+    const body = bodyOf<TelegramConnectBody>(req);
+    const connected = await services.telegramConnector.connect(chatbot.id, body.token, body.mode ?? 'webhook');
+    res.send(200, connected satisfies TelegramConnectionView);
   });
 
   server.del(`${base}/telegram`, auth, ownedChatbot, async (req: Request, res: Response) => {
@@ -32,14 +42,13 @@ export function registerDashboardChannelRoutes(server: Server, api: DashboardApi
     if (!(await services.telegramConnector.disconnect(chatbot.id))) {
       throw new NotFoundError('Telegram is not connected for this chatbot.');
     }
-    res.send(200, { chatbot_id: chatbot.id, disconnected: true });
+    res.send(200, { chatbot_id: chatbot.id, disconnected: true } satisfies ChannelDisconnected);
   });
 
   server.put(`${base}/whatsapp`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    const { body } = req as JsonRequest;
-    await services.whatsappLinker.link(chatbot.id, body.phone);
-    res.send(200, await services.whatsappLinker.status(chatbot.id));
+    await services.whatsappLinker.link(chatbot.id, bodyOf<WhatsAppLinkBody>(req).phone);
+    res.send(200, (await services.whatsappLinker.status(chatbot.id)) satisfies WhatsAppStatus | null);
   });
 
   server.del(`${base}/whatsapp`, auth, ownedChatbot, async (req: Request, res: Response) => {
@@ -47,6 +56,6 @@ export function registerDashboardChannelRoutes(server: Server, api: DashboardApi
     if (!(await services.whatsappLinker.disconnect(chatbot.id))) {
       throw new NotFoundError('WhatsApp is not connected for this chatbot.');
     }
-    res.send(200, { chatbot_id: chatbot.id, disconnected: true });
+    res.send(200, { chatbot_id: chatbot.id, disconnected: true } satisfies ChannelDisconnected);
   });
 }

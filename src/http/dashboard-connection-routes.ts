@@ -1,12 +1,14 @@
 import type { Request, Response, Server } from 'restify';
 import { isOAuthService, OAUTH_SERVICES } from '../connections/oauth-clients.ts';
+import type { ConnectionOffer, DashboardConnection, NewConnectionBody } from '../contract/connection.ts';
+import type { Deleted } from '../contract/deleted.ts';
 import { DomainError, NotFoundError, ValidationError } from '../errors.ts';
 import { SERVICE_LABELS } from '../sources/connectors/connector.ts';
 import { dashboardConnectionView } from '../views.ts';
 import { DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
-import { optionalString, requiredString } from './dashboard-body.ts';
+import { bodyOf, optionalString, requiredString } from './dashboard-body.ts';
 import { sessionCookie, type DashboardRequest } from './dashboard-session.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import { jsonBody } from './json-body.ts';
 import { errorResponse } from './error-response.ts';
 
 /** Services an owner connects with a token pasted in the dashboard. */
@@ -24,29 +26,30 @@ export function registerDashboardConnectionRoutes(server: Server, api: Dashboard
   const base = `${DASHBOARD_API}/connections`;
 
   server.get(base, auth, async (req: Request, res: Response) => {
-    res.send(200, (await services.connections.listForUser(ownerOf(req))).map(dashboardConnectionView));
+    const connections = await services.connections.listForUser(ownerOf(req));
+    res.send(200, connections.map(dashboardConnectionView) satisfies DashboardConnection[]);
   });
 
   // What the Connections page offers: each service, how it connects, and whether this server can.
   server.get(`${DASHBOARD_API}/connection-services`, auth, async (_req: Request, res: Response) => {
     res.send(200, [
-      ...OAUTH_SERVICES.filter((s) => s !== 'microsoft').map((service) => ({
+      ...OAUTH_SERVICES.filter((s) => s !== 'microsoft').map((service): ConnectionOffer => ({
         service,
         label: SERVICE_LABELS[service],
         method: 'oauth',
         available: services.oauthClients[service] !== undefined,
       })),
-      ...TOKEN_SERVICES.map((service) => ({
+      ...TOKEN_SERVICES.map((service): ConnectionOffer => ({
         service,
         label: SERVICE_LABELS[service],
         method: 'token',
         available: true,
       })),
-    ]);
+    ] satisfies ConnectionOffer[]);
   });
 
   server.post(base, auth, jsonBody(), async (req: Request, res: Response) => {
-    const { body } = req as JsonRequest;
+    const body = bodyOf<NewConnectionBody>(req);
     const service = requiredString(body, 'service');
     if (!(TOKEN_SERVICES as readonly string[]).includes(service)) {
       throw new ValidationError('service must be notion (Google Drive and Dropbox connect with Connect).');
@@ -60,14 +63,14 @@ export function registerDashboardConnectionRoutes(server: Server, api: Dashboard
       secret: { token },
       label: label.slice(0, 200),
     });
-    res.send(201, dashboardConnectionView(connection));
+    res.send(201, dashboardConnectionView(connection) satisfies DashboardConnection);
   });
 
   server.del(`${base}/:connection_id`, auth, async (req: Request, res: Response) => {
     const connection = await services.connections.get(param(req, 'connection_id'));
     if (connection.user_id !== ownerOf(req)) throw new NotFoundError('Connection not found.');
     await services.connections.delete(connection.id);
-    res.send(200, { id: connection.id, deleted: true });
+    res.send(200, { id: connection.id, deleted: true } satisfies Deleted);
   });
 
   server.get('/dashboard/oauth/:service/start', async (req: Request, res: Response) => {

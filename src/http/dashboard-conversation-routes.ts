@@ -1,10 +1,11 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Request, Response, Server } from 'restify';
+import type { Conversation, ConversationSummary, TakeoverBody, Transcript } from '../contract/conversation.ts';
+import type { Lead } from '../contract/lead.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
-import type { Lead } from '../store/lead-store.ts';
 import { chatbotOf, DASHBOARD_API, param, type DashboardApi } from './dashboard-api.ts';
-import { optionalString } from './dashboard-body.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import { bodyOf, optionalString } from './dashboard-body.ts';
+import { jsonBody } from './json-body.ts';
 
 /** Conversations listed at most, newest activity first. */
 const CONVERSATION_LIST_LIMIT = 200;
@@ -23,17 +24,18 @@ export function registerDashboardConversationRoutes(server: Server, api: Dashboa
 
   server.get(`${base}/conversations`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    res.send(200, await services.conversations.recent(chatbot.id, CONVERSATION_LIST_LIMIT));
+    const recent = await services.conversations.recent(chatbot.id, CONVERSATION_LIST_LIMIT);
+    res.send(200, recent satisfies ConversationSummary[]);
   });
 
   server.get(`${base}/conversations/:session_id`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const { chatbot, sessionId } = conversation(req);
-    res.send(200, await services.control.show(chatbot.id, sessionId));
+    res.send(200, (await services.control.show(chatbot.id, sessionId)) satisfies Transcript);
   });
 
   server.post(`${base}/conversations/:session_id/escalate`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const { chatbot, sessionId } = conversation(req);
-    res.send(200, (await services.control.escalate(chatbot.id, sessionId)).conversation);
+    res.send(200, (await services.control.escalate(chatbot.id, sessionId)).conversation satisfies Conversation);
   });
 
   server.post(
@@ -43,19 +45,19 @@ export function registerDashboardConversationRoutes(server: Server, api: Dashboa
     jsonBody(),
     async (req: Request, res: Response) => {
       const { chatbot, sessionId } = conversation(req);
-      const agent = optionalString((req as JsonRequest).body, 'agent')?.trim() || 'operator';
-      res.send(200, await services.control.takeOver(chatbot.id, sessionId, agent));
+      const agent = optionalString(bodyOf<TakeoverBody>(req), 'agent')?.trim() || 'operator';
+      res.send(200, (await services.control.takeOver(chatbot.id, sessionId, agent)) satisfies Conversation);
     },
   );
 
   server.post(`${base}/conversations/:session_id/release`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const { chatbot, sessionId } = conversation(req);
-    res.send(200, await services.control.release(chatbot.id, sessionId));
+    res.send(200, (await services.control.release(chatbot.id, sessionId)) satisfies Conversation);
   });
 
   server.get(`${base}/leads`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    res.send(200, await services.leads.list(chatbot.id));
+    res.send(200, (await services.leads.list(chatbot.id)) satisfies Lead[]);
   });
 
   server.get(`${base}/leads.csv`, auth, ownedChatbot, async (req: Request, res: Response) => {

@@ -1,13 +1,16 @@
 import type { Request, Response, Server } from 'restify';
+import type { AgentView, CreatedAgent, NewAgentBody } from '../contract/agent.ts';
+import type { ApiKey, CreatedApiKey, NewApiKeyBody } from '../contract/api-key.ts';
+import type { Usage } from '../contract/usage.ts';
 import type { Agent } from '../store/agent-store.ts';
 import { DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
-import { requiredString } from './dashboard-body.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import { bodyOf, requiredString } from './dashboard-body.ts';
+import { jsonBody } from './json-body.ts';
 
 /** Days the usage chart covers, today included. */
 const USAGE_DAYS = 30;
 
-const agentView = ({ id, name, created_at, active }: Agent) => ({ id, name, created_at, active });
+const agentView = ({ id, name, created_at, active }: Agent): AgentView => ({ id, name, created_at, active });
 
 /**
  * The account's API keys (create: the key shown once; list; revoke), human agents (create: the token
@@ -17,24 +20,26 @@ export function registerDashboardDeveloperRoutes(server: Server, api: DashboardA
   const { services, owned, auth } = api;
 
   server.get(`${DASHBOARD_API}/keys`, auth, async (req: Request, res: Response) => {
-    res.send(200, await services.apiKeys.list(ownerOf(req)));
+    res.send(200, (await services.apiKeys.list(ownerOf(req))) satisfies ApiKey[]);
   });
   server.post(`${DASHBOARD_API}/keys`, auth, jsonBody(), async (req: Request, res: Response) => {
-    res.send(201, await services.apiKeys.create(ownerOf(req), requiredString((req as JsonRequest).body, 'name')));
+    const name = requiredString(bodyOf<NewApiKeyBody>(req), 'name');
+    res.send(201, (await services.apiKeys.create(ownerOf(req), name)) satisfies CreatedApiKey);
   });
   server.post(`${DASHBOARD_API}/keys/:key_id/revoke`, auth, async (req: Request, res: Response) => {
-    res.send(200, await services.apiKeys.revoke(ownerOf(req), owned.apiKeyId(param(req, 'key_id'))));
+    res.send(200, (await services.apiKeys.revoke(ownerOf(req), owned.apiKeyId(param(req, 'key_id')))) satisfies ApiKey);
   });
 
   server.get(`${DASHBOARD_API}/agents`, auth, async (req: Request, res: Response) => {
-    res.send(200, (await services.agents.list(ownerOf(req))).map(agentView));
+    res.send(200, (await services.agents.list(ownerOf(req))).map(agentView) satisfies AgentView[]);
   });
   server.post(`${DASHBOARD_API}/agents`, auth, jsonBody(), async (req: Request, res: Response) => {
-    res.send(201, await services.agents.create(ownerOf(req), requiredString((req as JsonRequest).body, 'name')));
+    const name = requiredString(bodyOf<NewAgentBody>(req), 'name');
+    res.send(201, (await services.agents.create(ownerOf(req), name)) satisfies CreatedAgent);
   });
   server.post(`${DASHBOARD_API}/agents/:agent_id/revoke`, auth, async (req: Request, res: Response) => {
     const agentId = await owned.agentId(ownerOf(req), param(req, 'agent_id'));
-    res.send(200, agentView(await services.agents.revoke(agentId)));
+    res.send(200, agentView(await services.agents.revoke(agentId)) satisfies AgentView);
   });
 
   server.get(`${DASHBOARD_API}/usage`, auth, async (req: Request, res: Response) => {
@@ -46,6 +51,6 @@ export function registerDashboardDeveloperRoutes(server: Server, api: DashboardA
       used: await services.quota.used(account.id),
       limit: services.quota.limitOf(account.plan) ?? null,
       days,
-    });
+    } satisfies Usage);
   });
 }

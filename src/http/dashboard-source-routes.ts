@@ -1,4 +1,7 @@
 import type { Request, Response, Server } from 'restify';
+import type { Deleted } from '../contract/deleted.ts';
+import type { KnowledgeStatus, RetrievedPassages } from '../contract/knowledge.ts';
+import type { DashboardSource, NewSourceBody, SourcePatchBody, SyncStarted } from '../contract/source.ts';
 import { ValidationError } from '../errors.ts';
 import { DASHBOARD_CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
@@ -6,9 +9,9 @@ import type { Source } from '../store/source-store.ts';
 import { retrievalView } from '../rag/retrieval-view.ts';
 import { embeddingStatusView, operatorSourceSyncView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
-import { optionalString, requiredString } from './dashboard-body.ts';
+import { bodyOf, optionalString, requiredString } from './dashboard-body.ts';
 import { IntegerQuery } from './integer-query.ts';
-import { jsonBody, readBody, type JsonRequest } from './json-body.ts';
+import { jsonBody, readBody } from './json-body.ts';
 
 /** The header an upload names its file in (percent-encoded, as `encodeURIComponent` writes it). */
 const FILENAME_HEADER = 'x-filename';
@@ -26,7 +29,7 @@ const RETRIEVE_K = new IntegerQuery('k', { min: 1, max: 50, fallback: 10 });
 export function registerDashboardSourceRoutes(server: Server, api: DashboardApi): void {
   const { services, owned, auth, chatbot: ownedChatbot } = api;
   const base = `${DASHBOARD_API}/chatbots/:chatbot_id`;
-  const withSync = async (source: Source, progress: string) => ({
+  const withSync = async (source: Source, progress: string): Promise<DashboardSource> => ({
     ...operatorSourceSyncView(source, await services.intake.syncState(source)),
     progress,
   });
@@ -40,12 +43,13 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
   server.get(`${base}/sources`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
     const listed = await services.sources.listWithProgress(chatbot.id);
-    res.send(200, await Promise.all(listed.map(({ source, progress }) => withSync(source, progress))));
+    const sources = await Promise.all(listed.map(({ source, progress }) => withSync(source, progress)));
+    res.send(200, sources satisfies DashboardSource[]);
   });
 
   server.post(`${base}/sources`, auth, ownedChatbot, jsonBody(), async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
-    const { body } = req as JsonRequest;
+    const body = bodyOf<NewSourceBody>(req);
     const type = body.type;
     const title = optionalString(body, 'title');
     const refresh = optionalString(body, 'refresh');
@@ -68,14 +72,14 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
         `type must be one of: text, url, ${DASHBOARD_CONNECTOR_TYPES.join(', ')} (files are uploaded to /files).`,
       );
     }
-    res.send(201, await view(source));
+    res.send(201, (await view(source)) satisfies DashboardSource);
   });
 
   server.post(`${base}/files`, auth, ownedChatbot, async (req: Request, res: Response) => {
     const chatbot = chatbotOf(req);
     const filename = uploadName(req);
     const bytes = await readBody(req, res, { limit: MAX_FILE_BYTES, tooLarge: 'file must be at most 20 MB.' });
-    res.send(201, await view(await services.intake.addFile(chatbot.id, filename, bytes)));
+    res.send(201, (await view(await services.intake.addFile(chatbot.id, filename, bytes))) satisfies DashboardSource);
   });
 
   server.get(`${base}/retrieve`, auth, ownedChatbot, async (req: Request, res: Response) => {
@@ -84,19 +88,19 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     if (question === '' || question.length > 4000) throw new ValidationError('query must be 1 to 4000 characters.');
     const k = RETRIEVE_K.read(req);
     const hits = await api.retrieval.retriever.search(chatbotOf(req).id, question, k);
-    res.send(200, retrievalView(api.retrieval.engine.name, hits));
+    res.send(200, retrievalView(api.retrieval.engine.name, hits) satisfies RetrievedPassages);
   });
 
   // The deployment's embedding space and a re-embedding under way: sources added meanwhile wait for it.
   server.get(`${DASHBOARD_API}/knowledge`, auth, async (_req: Request, res: Response) => {
     const [active, migration] = await Promise.all([services.spaces.active(), services.spaces.migration()]);
-    res.send(200, embeddingStatusView(active, migration));
+    res.send(200, embeddingStatusView(active, migration) satisfies KnowledgeStatus);
   });
 
   server.del(`${DASHBOARD_API}/sources/:source_id`, auth, ownedSource, async (req: Request, res: Response) => {
     const source = sourceOf(req);
     await services.intake.remove(source.id, api.retrieval.index);
-    res.send(200, { id: source.id, deleted: true });
+    res.send(200, { id: source.id, deleted: true } satisfies Deleted);
   });
 
   server.patch(
@@ -106,15 +110,16 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
     jsonBody(),
     async (req: Request, res: Response) => {
       const source = sourceOf(req);
-      const updated = await services.intake.setRefresh(source.id, requiredString((req as JsonRequest).body, 'refresh'));
-      res.send(200, await view(updated));
+      const refresh = requiredString(bodyOf<SourcePatchBody>(req), 'refresh');
+      const updated = await services.intake.setRefresh(source.id, refresh);
+      res.send(200, (await view(updated)) satisfies DashboardSource);
     },
   );
 
   server.post(`${DASHBOARD_API}/sources/:source_id/sync`, auth, ownedSource, async (req: Request, res: Response) => {
     const source = sourceOf(req);
     const { source: synced, sync } = await services.intake.syncNow(source.id);
-    res.send(202, { ...(await view(synced)), sync });
+    res.send(202, { ...(await view(synced)), sync } satisfies SyncStarted);
   });
 }
 

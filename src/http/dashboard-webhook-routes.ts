@@ -1,9 +1,11 @@
 import type { Request, Response, Server } from 'restify';
+import type { Deleted } from '../contract/deleted.ts';
+import type { Delivery, NewWebhookBody, TestEventBody, Webhook, WebhookWithSecret } from '../contract/webhook.ts';
 import { testEvent } from '../dashboard/test-event.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, webhookOf, type DashboardApi } from './dashboard-api.ts';
-import { requiredString, requiredStrings } from './dashboard-body.ts';
+import { bodyOf, requiredString, requiredStrings } from './dashboard-body.ts';
 import { IntegerQuery } from './integer-query.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import { jsonBody } from './json-body.ts';
 
 /** A page of the delivery log, newest first. */
 const DELIVERIES_LIMIT = new IntegerQuery('limit', { min: 1, max: 200, fallback: 50 });
@@ -24,7 +26,7 @@ export function registerDashboardWebhookRoutes(server: Server, api: DashboardApi
     ownedChatbot,
     async (req: Request, res: Response) => {
       const chatbot = chatbotOf(req);
-      res.send(200, await services.webhooks.listForChatbot(chatbot.id));
+      res.send(200, (await services.webhooks.listForChatbot(chatbot.id)) satisfies Webhook[]);
     },
   );
 
@@ -35,43 +37,44 @@ export function registerDashboardWebhookRoutes(server: Server, api: DashboardApi
     jsonBody(),
     async (req: Request, res: Response) => {
       const chatbot = chatbotOf(req);
-      const { body } = req as JsonRequest;
+      const body = bodyOf<NewWebhookBody>(req);
       const url = requiredString(body, 'url');
-      res.send(201, await services.webhooks.create(chatbot.id, url, requiredStrings(body, 'events')));
+      const created = await services.webhooks.create(chatbot.id, url, requiredStrings(body, 'events'));
+      res.send(201, created satisfies WebhookWithSecret);
     },
   );
 
   server.get(hooks, auth, ownedWebhook, async (req: Request, res: Response) => {
-    res.send(200, webhookOf(req));
+    res.send(200, webhookOf(req) satisfies Webhook);
   });
 
   server.del(hooks, auth, ownedWebhook, async (req: Request, res: Response) => {
     const webhook = webhookOf(req);
     await services.webhooks.delete(webhook.id);
-    res.send(200, { id: webhook.id, deleted: true });
+    res.send(200, { id: webhook.id, deleted: true } satisfies Deleted);
   });
 
   server.post(`${hooks}/rotate-secret`, auth, ownedWebhook, async (req: Request, res: Response) => {
     const webhook = webhookOf(req);
-    res.send(200, await services.webhooks.rotateSecret(webhook.id));
+    res.send(200, (await services.webhooks.rotateSecret(webhook.id)) satisfies WebhookWithSecret);
   });
 
   server.get(`${hooks}/deliveries`, auth, ownedWebhook, async (req: Request, res: Response) => {
     const webhook = webhookOf(req);
     const limit = DELIVERIES_LIMIT.read(req);
     const offset = DELIVERIES_OFFSET.read(req);
-    res.send(200, await services.deliveries.log(webhook.id, { limit, offset }));
+    res.send(200, (await services.deliveries.log(webhook.id, { limit, offset })) satisfies Delivery[]);
   });
 
   server.post(`${hooks}/test`, auth, ownedWebhook, jsonBody(), async (req: Request, res: Response) => {
     const webhook = webhookOf(req);
-    const event = testEvent(webhook.chatbot_id, (req as JsonRequest).body.event, api.clock.nowMicros());
+    const event = testEvent(webhook.chatbot_id, bodyOf<TestEventBody>(req).event, api.clock.nowMicros());
     const deliveryId = await services.outbox.emitTo(webhook, event);
-    res.send(201, await services.deliveries.get(deliveryId));
+    res.send(201, (await services.deliveries.get(deliveryId)) satisfies Delivery);
   });
 
   server.post(`${DASHBOARD_API}/deliveries/:delivery_id/redeliver`, auth, async (req: Request, res: Response) => {
     const deliveryId = await owned.delivery(ownerOf(req), param(req, 'delivery_id'));
-    res.send(200, await services.deliveries.redeliver(deliveryId));
+    res.send(200, (await services.deliveries.redeliver(deliveryId)) satisfies Delivery);
   });
 }

@@ -2,7 +2,7 @@ import type { Request, Response, Server } from 'restify';
 import type { ConversationRouter } from '../actors/conversation-router.ts';
 import { checkMessageText } from '../conversations/message-text.ts';
 import { checkSessionId } from '../conversations/session.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { RequestGate } from '../store/request-gate.ts';
@@ -59,7 +59,6 @@ export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
       const { chatbot, body, userId } = req as ChatRequest;
       const message = checkMessageText(body.message, 'message');
       const sessionId = body.session_id === undefined ? `api-${userId}` : checkSessionId(body.session_id);
-      if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
       const outcome = await deps.router.send({ chatbot, sessionId, content: message, channel: 'api' });
       if (outcome.kind === 'failed') throw outcome.error;
       res.send(200, { response: outcome.kind === 'reply' ? outcome.text : '' });

@@ -2,6 +2,12 @@ import type { RawData } from 'ws';
 import { ValidationError } from '../errors.ts';
 
 /**
+ * A client frame as it arrives: the fields of the contract's frames `F` (src/contract/), each of a
+ * type still to be checked. Reading a field no frame of the protocol has fails the type-check.
+ */
+export type FrameFields<F> = { readonly [K in F extends unknown ? keyof F : never]?: unknown };
+
+/**
  * One client frame of a gateway socket as the JSON object every protocol here expects; a binary
  * frame, text that is not JSON, or JSON that is not an object is a ValidationError the socket
  * answers with an error frame.

@@ -87,9 +87,8 @@ export class SocketIntake {
     this.logger.warn({ reason }, 'closed a socket for policy');
     this.socket.close(POLICY_VIOLATION, reason);
     this.socket.pause();
-    const cutOff = setTimeout(() => this.socket.terminate(), CLOSE_GRACE_MS);
-    cutOff.unref();
-    this.socket.once('close', () => clearTimeout(cutOff));
+    const cutOff = this.clock.setTimeout(() => this.socket.terminate(), CLOSE_GRACE_MS);
+    this.socket.once('close', () => this.clock.clearTimer(cutOff));
   }
 
   private arrive(data: RawData, isBinary: boolean): void {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES, type Server as NodeServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Clock } from '../clock.ts';
+import type { Clock, Timer } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { TrustedProxies } from '../net/trusted-proxies.ts';
 import type { SocketOpenGate } from '../store/socket-open-gate.ts';
@@ -63,7 +63,7 @@ export class SocketServer {
   private readonly logger: Logger;
   private readonly alive = new WeakMap<WebSocket, boolean>();
   private readonly intakes = new WeakMap<WebSocket, SocketIntake>();
-  private heartbeat: NodeJS.Timeout | undefined;
+  private heartbeat: Timer | undefined;
   private server: NodeServer | undefined;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     this.upgrade(req, socket, head).catch((error: unknown) => {
@@ -88,8 +88,7 @@ export class SocketServer {
   attach(server: NodeServer): void {
     this.server = server;
     server.on('upgrade', this.onUpgrade);
-    this.heartbeat = setInterval(() => this.beat(), this.limits.heartbeatMs);
-    this.heartbeat.unref();
+    this.heartbeat = this.deps.clock.setInterval(() => this.beat(), this.limits.heartbeatMs);
   }
 
   /**
@@ -129,11 +128,12 @@ export class SocketServer {
    * not answer the close within `graceMs` are terminated.
    */
   async close(graceMs = 2000): Promise<void> {
-    clearInterval(this.heartbeat);
+    this.deps.clock.clearTimer(this.heartbeat);
     this.server?.off('upgrade', this.onUpgrade);
     const open = [...this.wss.clients];
     const closed = open.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
     for (const socket of open) socket.close(1001, 'server shutting down');
+    // The grace runs on real time, not the clock's: a stop ends even where the clock is simulated.
     const timer = setTimeout(() => open.forEach((socket) => socket.terminate()), graceMs);
     await Promise.all(closed);
     clearTimeout(timer);

@@ -12,11 +12,11 @@ export type BucketVerdict = 'accept' | 'drop' | 'close';
 export class TokenBucket {
   private readonly ratePerSecond: number;
   private readonly burst: number;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private tokens: number;
   private updatedMicros: number;
 
-  constructor(ratePerSecond: number, burst: number, clock: Clock) {
+  constructor(ratePerSecond: number, burst: number, clock: Pick<Clock, 'nowMicros'>) {
     if (!(ratePerSecond > 0)) throw new RangeError(`ratePerSecond must be positive, got ${ratePerSecond}`);
     if (!(Number.isInteger(burst) && burst >= 1)) throw new RangeError(`burst must be an integer ≥ 1, got ${burst}`);
     this.ratePerSecond = ratePerSecond;

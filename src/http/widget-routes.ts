@@ -1,5 +1,6 @@
 import type { Request, Response, Server } from 'restify';
 import { widgetConfig, WIDGET_CONFIG_PATH } from '../channels/widget/config.ts';
+import type { WidgetConfig } from '../contract/widget-protocol.ts';
 import { NotFoundError } from '../errors.ts';
 import type { AgentPresence } from '../store/agent-presence.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
@@ -31,6 +32,6 @@ export function registerWidgetRoutes(server: Server, deps: WidgetRouteDeps): voi
     const id = (new URL(req.url ?? '/', 'http://gateway').searchParams.get('chatbot_id') ?? '').toLowerCase();
     if (!isUuid(id)) throw new NotFoundError('Chatbot not found.');
     const chatbot = await deps.chatbots.get(id);
-    res.send(200, widgetConfig(chatbot, await deps.presence.anyOnline(chatbot.user_id)));
+    res.send(200, widgetConfig(chatbot, await deps.presence.anyOnline(chatbot.user_id)) satisfies WidgetConfig);
   });
 }

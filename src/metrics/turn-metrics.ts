@@ -50,7 +50,7 @@ export function reportTurnMetrics(logger: Logger, metrics: TurnMetrics): void {
 }
 
 /** Milliseconds since `startMicros` on `clock`, to a tenth. */
-export function elapsedMs(clock: Clock, startMicros: number): number {
+export function elapsedMs(clock: Pick<Clock, 'nowMicros'>, startMicros: number): number {
   return Math.round((clock.nowMicros() - startMicros) / 100) / 10;
 }
 

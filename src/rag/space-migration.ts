@@ -269,6 +269,7 @@ export class SpaceMigration {
     this.pausing = true;
     this.keeper = new LeaseKeeper({
       ttlMs: this.options.leaseMs,
+      clock: this.deps.clock,
       hold: () => this.deps.store.hold(this.holder, this.options.leaseMs, this.pausing),
       release: () => this.deps.store.release(this.holder),
       onHeld: (held) => {

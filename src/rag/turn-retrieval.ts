@@ -70,10 +70,10 @@ export class TurnRetrieval {
   }> {
     const { chatbot } = input;
     const started = this.deps.clock.nowMicros();
-    // A timer of its own rather than AbortSignal.timeout, whose timer does not keep the process alive.
+    // The clock's timer rather than AbortSignal.timeout: the deadline runs on the turn's time (simulated in tests).
     const deadline = new AbortController();
     const { signal } = deadline;
-    const timer = setTimeout(
+    const timer = this.deps.clock.setTimeout(
       () => deadline.abort(new LlmError(chatbot.provider, 'query rewrite timed out')),
       this.deps.rewriteTimeoutMs,
     );
@@ -92,7 +92,7 @@ export class TurnRetrieval {
       this.warn(chatbot, status, error);
       return { result: undefined, status, call: callMetrics(elapsedMs(this.deps.clock, started), undefined) };
     } finally {
-      clearTimeout(timer);
+      this.deps.clock.clearTimer(timer);
     }
   }
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
+import type { SourceSyncState } from '../contract/source.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
 import { NOT_PUBLIC_URL } from '../net/ssrf-guard.ts';
@@ -8,14 +9,7 @@ import type { IngestionQueue } from '../store/ingestion-queue.ts';
 import type { AccountStore } from '../store/account-store.ts';
 import type { Connection, ConnectionStore } from '../store/connection-store.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import {
-  isSyncable,
-  REFRESH_SCHEDULES,
-  type Refresh,
-  type Source,
-  type SourceStore,
-  type SyncRecord,
-} from '../store/source-store.ts';
+import { isSyncable, REFRESH_SCHEDULES, type Refresh, type Source, type SourceStore } from '../store/source-store.ts';
 import {
   BACKEND_ONLY_TYPES,
   CONNECTOR_TYPES,
@@ -26,17 +20,6 @@ import {
 import { connectorFor } from './connectors/connector-registry.ts';
 
 const NOT_SYNCED = 'Only url and connector sources are synced; upload a file or text again to change it.';
-
-/** A url or connector source's schedule and syncs, as the dashboard and the CLI show them. */
-export interface SyncState {
-  refresh: Source['refresh'];
-  last_sync: SyncRecord;
-  /**
-   * When the next scheduled sync is due, ISO 8601 ('' when none is: refresh off, or not ingested
-   * yet). Failed url and connector sources are tried again on their schedule too.
-   */
-  next_sync_at: string;
-}
 
 /** A refresh schedule as given (default weekly); anything else is refused. */
 function refreshOf(value: string | undefined): Refresh | undefined {
@@ -208,7 +191,7 @@ export class SourceIntake {
   }
 
   /** What an owner sees of a source's syncs: its schedule, the last sync, and when the next is due. */
-  async syncState(source: Source): Promise<SyncState | undefined> {
+  async syncState(source: Source): Promise<SourceSyncState | undefined> {
     if (!isSyncable(source.type)) return undefined;
     const [last, next] = await Promise.all([
       this.sources.lastSync(source),

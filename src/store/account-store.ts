@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
+import type { Account } from '../contract/account.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/** An owner account. */
-export interface Account {
-  id: string;
-  email: string;
-  plan: string;
-  created_at: string;
-}
+// An account goes to the dashboard as it is stored.
+export type { Account };
 
 const email = z.email().max(254);
 
@@ -20,10 +16,10 @@ const email = z.email().max(254);
 export class AccountStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly plans: readonly string[];
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, plans: readonly string[]) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, plans: readonly string[]) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

@@ -12,7 +12,7 @@ export class AgentPresence {
   private readonly members: ExpiringSet;
   private readonly keys: RedisKeys;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.members = new ExpiringSet(redis, clock);
     this.keys = keys;
   }

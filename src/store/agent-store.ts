@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import type { CreatedAgent } from '../contract/agent.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from './redis-client.ts';
@@ -15,30 +16,23 @@ export interface Agent {
   active: boolean;
 }
 
-/** A new agent with its token, shown once. */
-export interface NewAgent {
-  id: string;
-  name: string;
-  token: string;
-}
-
 const TOKEN = /^ag_[A-Za-z0-9_-]{43}$/;
 
 /** Human agents and their sign-in tokens (`ag_` + 32 random bytes, stored hashed like API keys). */
 export class AgentStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly signals: SignalBus;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, signals: SignalBus) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, signals: SignalBus) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
     this.signals = signals;
   }
 
-  async create(userId: string, name: string): Promise<NewAgent> {
+  async create(userId: string, name: string): Promise<CreatedAgent> {
     const trimmed = name.trim();
     if (trimmed.length === 0 || trimmed.length > 100) throw new ValidationError('name must be 1 to 100 characters.');
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');

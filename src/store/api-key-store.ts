@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import type { ApiKey, CreatedApiKey } from '../contract/api-key.ts';
 import { LimitError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token.ts';
@@ -11,25 +12,6 @@ import type { RedisKeys } from './redis-keys.ts';
 export const MAX_ACTIVE_KEYS = 5;
 /** The plan that grants API access (DESIGN.md). */
 export const API_PLAN = 'scale';
-
-/** A key as listed: never the key itself nor its hash. */
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  prefix: string;
-  last_used_at: string | null;
-  created_at: string;
-  active: boolean;
-}
-
-/** A key as created: the full key, shown this once. */
-export interface CreatedApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  key: string;
-  created_at: string;
-}
 
 /** Who a key belongs to. */
 export interface KeyOwner {
@@ -67,9 +49,9 @@ return redis.call('HGET', KEYS[1], 'hash')
 export class ApiKeyStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
@@ -101,7 +83,7 @@ export class ApiKeyStore {
     return { id, name, prefix: apiKeyPrefix(key), key, created_at: formatTimestamp(createdAt) };
   }
 
-  async list(userId: string): Promise<ApiKeyView[]> {
+  async list(userId: string): Promise<ApiKey[]> {
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     const ids = await this.redis.zRange(this.keys.apiKeys(userId), 0, -1, { REV: true });
     const records = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.apiKey(userId, id))));
@@ -113,7 +95,7 @@ export class ApiKeyStore {
    * entry goes, so a revoked key is an unknown key to `lookup` and its 401 does the same work
    * (issue 18). A crash in between leaves an entry the gate drops on the key's next use.
    */
-  async revoke(userId: string, keyId: string): Promise<ApiKeyView> {
+  async revoke(userId: string, keyId: string): Promise<ApiKey> {
     const record = this.keys.apiKey(userId, keyId);
     const hash = await REVOKE.run(this.redis, [record], [this.clock.nowMicros()]);
     if (typeof hash !== 'string') throw new NotFoundError('API key not found.');
@@ -139,7 +121,7 @@ export class ApiKeyStore {
   }
 }
 
-function toView(fields: Record<string, string>): ApiKeyView {
+function toView(fields: Record<string, string>): ApiKey {
   return {
     id: fields.id!,
     name: fields.name!,

@@ -73,9 +73,9 @@ return 1
 export class ChatbotStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

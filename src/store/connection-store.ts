@@ -48,10 +48,10 @@ export interface NewConnection {
 export class ConnectionStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly keyring: SecretKeyring;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, keyring: SecretKeyring) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, keyring: SecretKeyring) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

@@ -1,4 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type {
+  Conversation as ConversationView,
+  ConversationActivity,
+  Message as StoredMessage,
+  MessageRole,
+} from '../contract/conversation.ts';
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { StoredPendingEntry } from '../events/pending-event.ts';
@@ -17,31 +23,13 @@ import type { PendingEventStore } from './pending-event-store.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/** Who wrote a stored message. Agent messages reach the LLM as assistant turns. */
-export type MessageRole = 'user' | 'assistant' | 'agent';
-
-/** A message of a transcript. */
-export interface StoredMessage {
-  role: MessageRole;
-  content: string;
-  created_at: string;
-}
-
-/** The conversation record that the CLI and agents see. */
-export interface ConversationView {
-  conversation_id: string;
-  chatbot_id: string;
-  session_id: string;
-  source: string;
-  escalated_at: string | null;
-  taken_over_by: string | null;
-}
-
-/** When a conversation last moved, and its last message. */
-export interface ConversationActivity {
-  last_message: StoredMessage | null;
-  last_activity_at: string;
-}
+/** A message of a transcript, the conversation record and its activity, as the contract has them. */
+export type {
+  MessageRole,
+  Message as StoredMessage,
+  Conversation as ConversationView,
+  ConversationActivity,
+} from '../contract/conversation.ts';
 
 /** A conversation with its transcript (`conversation show`). */
 export interface ConversationTranscript extends ConversationView {

@@ -1,28 +1,10 @@
 import type { Clock } from '../clock.ts';
+import type { Delivery, DeliveryAttempt } from '../contract/webhook.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
-
-/** One attempt of a delivery as the log shows it. */
-export interface AttemptRecord {
-  attempt: number;
-  at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_body: string;
-}
-
-/** A delivery as the log shows it (DESIGN.md's `webhook deliveries`). */
-export interface DeliveryView {
-  id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed';
-  next_attempt_at: string | null;
-  attempts: AttemptRecord[];
-}
 
 /** A delivery claimed for one attempt. */
 export interface ClaimedDelivery {
@@ -135,10 +117,10 @@ return 'ok'
 export class DeliveryStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly retentionSeconds: number;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, retentionDays: number) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, retentionDays: number) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
@@ -204,7 +186,7 @@ export class DeliveryStore {
   async complete(
     attempts: Array<{
       delivery: ClaimedDelivery;
-      attempt: Omit<AttemptRecord, 'at'> & { atMicros: number };
+      attempt: Omit<DeliveryAttempt, 'at'> & { atMicros: number };
       verdict: AttemptVerdict;
     }>,
   ): Promise<Array<'delivered' | 'retry' | 'failed' | 'stale'>> {
@@ -235,7 +217,7 @@ export class DeliveryStore {
   }
 
   /** Gives a delivered or failed delivery one more attempt, now. */
-  async redeliver(deliveryId: string): Promise<DeliveryView> {
+  async redeliver(deliveryId: string): Promise<Delivery> {
     const reply = await REDELIVER.run(
       this.redis,
       [this.keys.deliveriesDue(), this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)],
@@ -246,7 +228,7 @@ export class DeliveryStore {
     return this.get(deliveryId);
   }
 
-  async get(deliveryId: string): Promise<DeliveryView> {
+  async get(deliveryId: string): Promise<Delivery> {
     // One transaction, never the client-side cache: two separate reads could pair a fresh record with
     // a cached attempt list from before the attempt that finished it.
     const [record, attempts] = (await this.redis
@@ -262,7 +244,7 @@ export class DeliveryStore {
    * The delivery log of a webhook, newest first, one page at a time. An entry whose delivery expired
    * (past retention) is skipped; any other failure is an error, never a silently shorter log.
    */
-  async log(webhookId: string, page: { offset?: number; limit?: number } = {}): Promise<DeliveryView[]> {
+  async log(webhookId: string, page: { offset?: number; limit?: number } = {}): Promise<Delivery[]> {
     const offset = page.offset ?? 0;
     const limit = Math.min(page.limit ?? 100, 1000);
     const ids = await this.redis.zRange(this.keys.deliveryLog(webhookId), offset, offset + limit - 1, { REV: true });
@@ -274,7 +256,7 @@ export class DeliveryStore {
         }),
       ),
     );
-    return views.filter((view): view is DeliveryView => view !== undefined);
+    return views.filter((view): view is Delivery => view !== undefined);
   }
 
   /** The chatbot whose webhook a delivery belongs to (undefined when there is no such delivery). */
@@ -288,14 +270,14 @@ export class DeliveryStore {
   }
 }
 
-function toView(record: Record<string, string>, attempts: string[]): DeliveryView {
+function toView(record: Record<string, string>, attempts: string[]): Delivery {
   return {
     id: record.id!,
     event: record.event!,
-    status: record.status as DeliveryView['status'],
+    status: record.status as Delivery['status'],
     next_attempt_at: record.next_at ? formatTimestamp(Number(record.next_at)) : null,
     attempts: attempts.map((json) => {
-      const raw = JSON.parse(json) as Omit<AttemptRecord, 'at'> & { at: number };
+      const raw = JSON.parse(json) as Omit<DeliveryAttempt, 'at'> & { at: number };
       return {
         attempt: raw.attempt,
         at: formatTimestamp(raw.at),

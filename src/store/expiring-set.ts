@@ -9,9 +9,9 @@ import type { RedisClient } from './redis-client.ts';
  */
 export class ExpiringSet {
   private readonly redis: RedisClient;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
 
-  constructor(redis: RedisClient, clock: Clock) {
+  constructor(redis: RedisClient, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
     this.clock = clock;
   }

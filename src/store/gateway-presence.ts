@@ -15,7 +15,7 @@ export class GatewayPresence {
   private readonly keys: RedisKeys;
   private readonly members: ExpiringSet;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
     this.keys = keys;
     this.members = new ExpiringSet(redis, clock);

@@ -1,19 +1,11 @@
+import type { Lead } from '../contract/lead.ts';
 import type { StoredPendingEntry } from '../events/pending-event.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/** A lead as stored: SPEC's payload fields plus where and when it was left. */
-export interface Lead {
-  lead_id: string;
-  chatbot_id: string;
-  session_id: string;
-  name: string;
-  email: string;
-  phone: string;
-  custom_data: Record<string, string>;
-  created_at: string;
-}
+// A lead goes to the dashboard as it is stored.
+export type { Lead };
 
 // KEYS: session's lead, lead record, chatbot's leads, pending events, pending events due.
 // ARGV: lead id, lead JSON, at µs, pending id, pending JSON, pending due µs. 0 when the session has a lead.

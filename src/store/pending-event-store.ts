@@ -51,13 +51,13 @@ return 0
 export class PendingEventStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   /** How long an entry may stay pending before another process writes its deliveries. */
   readonly graceMs: number;
   /** When this process last registered each chatbot (µs), oldest first. */
   private readonly registered = new Map<string, number>();
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, graceMs: number) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, graceMs: number) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

@@ -47,10 +47,10 @@ export type QuotaDecision = 'counted' | 'exhausted' | 'unknown-account';
 export class QuotaStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly quotas: Record<string, number>;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, quotas: Record<string, number>) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, quotas: Record<string, number>) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

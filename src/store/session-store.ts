@@ -80,10 +80,10 @@ return ended
 export class SessionStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   readonly lifetime: SessionLifetime;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, lifetime: SessionLifetime) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, lifetime: SessionLifetime) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { WidgetPush } from '../contract/widget-protocol.ts';
 import type { Logger } from '../logger.ts';
 import type { StoredMessage } from './conversation-store.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/** Something for the visitor's open widget sockets, wherever they are connected. */
-export type VisitorPush =
-  | { type: 'message'; role: 'assistant' | 'agent'; content: string; created_at: string }
-  | { type: 'typing' }
-  | { type: 'escalated' };
+/** Something for the visitor's open widget sockets, wherever they are connected (a widget frame). */
+export type VisitorPush = WidgetPush;
 
 /** A change that live actors or sockets in any gateway process may need to hear about. */
 export type Signal =

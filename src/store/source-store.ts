@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RESP_TYPES } from 'redis';
 import type { Clock } from '../clock.ts';
+import type { SourceView, SyncRecord } from '../contract/source.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
@@ -28,16 +29,11 @@ export const REFRESH_INTERVAL_MS: Record<Exclude<Refresh, 'off'>, number> = {
 export const SOURCE_STATUSES = ['pending', 'crawling', 'processing', 'done', 'failed'] as const;
 export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 
-/** A training source with SPEC's fields, plus its chatbot and the stored failure reason. */
-export interface Source {
-  id: string;
+/** A training source with SPEC's fields (the contract's `SourceView`), plus its chatbot and the stored failure reason. */
+export interface Source extends SourceView {
   chatbot_id: string;
   type: SourceType;
-  title: string;
-  url: string;
   status: SourceStatus;
-  page_count: number;
-  created_at: string;
   error: string;
   /** What a connector source reads (its canonical link or id); '' for url, file and text sources. */
   reference: string;
@@ -47,17 +43,8 @@ export interface Source {
   refresh: Refresh | '';
 }
 
-/** What the last sync of a source did (its first ingestion counts as one). */
-export interface SyncRecord {
-  /** When it ended, ISO 8601; '' before the first. */
-  at: string;
-  /** Why it failed; '' when it succeeded. */
-  error: string;
-  added: number;
-  changed: number;
-  removed: number;
-  unchanged: number;
-}
+// What a sync did goes to the dashboard and the CLI as it is stored.
+export type { SyncRecord };
 
 /**
  * What is stored of each document of a url or connector source, by document id (a connector's id,
@@ -93,9 +80,9 @@ export interface NewSource {
 export class SourceStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

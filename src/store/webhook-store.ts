@@ -1,25 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import { EVENT_NAMES, type EventName, type Webhook, type WebhookWithSecret } from '../contract/webhook.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { EVENT_NAMES, type EventName } from '../events/webhook-event.ts';
 import { assertPublicDestination, NOT_PUBLIC_URL, systemEgress, type Egress } from '../net/ssrf-guard.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/** A webhook as stored (the secret signs deliveries, so it is kept, and shown to the owner). */
-export interface Webhook {
-  id: string;
-  chatbot_id: string;
-  url: string;
-  events: EventName[];
-  secret: string;
-  active: boolean;
-  created_at: string;
-}
+// A webhook goes to the dashboard as it is stored, secret included: the owner copies it into the
+// receiver. Creating one and rotating its secret answer `WebhookWithSecret`.
+export type { Webhook };
 
-/** What `webhook create` and `rotate-secret` print. */
-export type WebhookWithSecret = Pick<Webhook, 'id' | 'url' | 'events' | 'secret'>;
 /** What `webhook list` prints: never the secret. */
 export type WebhookView = Omit<Webhook, 'secret'>;
 
@@ -32,11 +23,17 @@ export function generateWebhookSecret(): string {
 export class WebhookStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly allowPrivate: boolean;
   private readonly egress: Egress;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, allowPrivate: boolean, egress = systemEgress) {
+  constructor(
+    redis: RedisClient,
+    keys: RedisKeys,
+    clock: Pick<Clock, 'nowMicros'>,
+    allowPrivate: boolean,
+    egress = systemEgress,
+  ) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.ts';
+import type { WhatsAppConnection, WhatsAppLinkState } from '../contract/messaging-channels.ts';
 import { NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { LuaScript } from './lua-script.ts';
@@ -6,28 +7,8 @@ import { ProcessLease } from './process-lease.ts';
 import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
-/**
- * Where a chatbot's WhatsApp link stands: `linking` (waiting for the owner to scan the QR code or
- * enter the pairing code), `linked`, or `unlinked` (logged out from the phone, refused, or the code
- * was not used in time; `reason` says which).
- */
-export type WhatsAppLinkState = 'linking' | 'linked' | 'unlinked';
-
-/** A chatbot's WhatsApp connection, as the CLI and the dashboard show it. */
-export interface WhatsAppConnection {
-  chatbot_id: string;
-  state: WhatsAppLinkState;
-  /** The number a pairing code was asked for (digits only), or null for QR linking. */
-  phone: string | null;
-  /** The linked account (`<number>@s.whatsapp.net`) once linked. */
-  jid: string | null;
-  /** While linking: the QR code's text (to render), or the pairing code to enter on the phone. */
-  qr: string | null;
-  pairing_code: string | null;
-  /** Why the connection is unlinked. */
-  reason: string | null;
-  updated_at: string;
-}
+// A connection goes to the CLI and the dashboard as it is stored.
+export type { WhatsAppConnection };
 
 /** How long a message id is remembered (WhatsApp re-delivers only recent messages). */
 const MESSAGE_MEMORY_SECONDS = 48 * 3600;
@@ -75,10 +56,10 @@ export class AuthWriteRefusedError extends Error {
 export class WhatsAppStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly lease: ProcessLease;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Clock) {
+  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;

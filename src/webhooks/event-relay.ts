@@ -1,3 +1,4 @@
+import type { Clock, Timer } from '../clock.ts';
 import { eventKey, eventsOf, UnreadableEntryError, type StoredPendingEntry } from '../events/pending-event.ts';
 import type { EventSink } from '../events/webhook-event.ts';
 import type { Logger } from '../logger.ts';
@@ -18,25 +19,26 @@ export class EventRelay {
   readonly store: PendingEventStore;
   private readonly sink: EventSink;
   private readonly logger: Logger;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly clock: Clock;
+  private timer: Timer | undefined;
   private sweeping: Promise<unknown> | undefined;
 
-  constructor(store: PendingEventStore, sink: EventSink, logger: Logger) {
+  constructor(store: PendingEventStore, sink: EventSink, logger: Logger, clock: Clock) {
     this.store = store;
     this.sink = sink;
     this.logger = logger;
+    this.clock = clock;
   }
 
   /** Sweeps every half grace period (one sweep at a time) until stopped. */
   start(): void {
-    this.timer = setInterval(() => {
+    this.timer = this.clock.setInterval(() => {
       this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
     }, this.store.graceMs / 2);
-    this.timer.unref();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.clock.clearTimer(this.timer);
     await this.sweeping;
   }
 

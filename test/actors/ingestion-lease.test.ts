@@ -3,18 +3,23 @@
 import t from 'tap';
 import { IngestionLease, IngestionLeaseLostError } from '../../src/actors/ingestion-lease.ts';
 import type { IngestionClaim } from '../../src/store/ingestion-queue.ts';
+import { SimulatedClock } from '../support/simulated-clock.ts';
 
-const LEASE_MS = 30;
+/** A lease of 30 s, renewed every 10 s. */
+const LEASE_MS = 30_000;
+const RENEW_MS = LEASE_MS / 3;
 
 function setup(renew: () => Promise<boolean>) {
-  let now = 1_000_000;
+  const clock = new SimulatedClock();
+  const start = clock.nowMicros();
+  /** When (ms after the claim) each renewal asked Redis. */
   const calls: number[] = [];
   const claim: IngestionClaim = {
     chatbotId: 'c',
     sourceId: 's',
     interrupted: 0,
     token: 't',
-    until: now + LEASE_MS * 1000,
+    until: start + LEASE_MS * 1000,
   };
   const errors: unknown[] = [];
   const lease = new IngestionLease(
@@ -22,42 +27,46 @@ function setup(renew: () => Promise<boolean>) {
     {
       queue: {
         renew: (_claim, nowMicros) => {
-          calls.push(nowMicros);
+          calls.push((nowMicros - start) / 1000);
           return renew();
         },
       },
-      clock: { nowMicros: () => now },
+      clock,
       leaseMs: LEASE_MS,
     },
     (error) => errors.push(error),
   );
   t.teardown(() => lease.stop());
-  return { lease, calls, errors, advance: (ms: number) => (now += ms * 1000) };
-}
-
-/** Resolves once `check` holds, polling every few ms (bounded). */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  throw new Error(`never: ${what}`);
+  return { lease, clock, calls, errors };
 }
 
 t.test('renewed a third of a lease apart while held; confirm renews at once', async (t) => {
-  const { lease, calls } = setup(async () => true);
-  await until(() => calls.length >= 3, 'three renewals');
+  const { lease, clock, calls } = setup(async () => true);
+  await clock.advance(RENEW_MS - 1);
+  t.same(calls, [], 'not before a third of the lease');
+  await clock.advance(1 + 2 * RENEW_MS);
+  t.same(calls, [RENEW_MS, 2 * RENEW_MS, 3 * RENEW_MS]);
   t.notOk(lease.signal.aborted);
-  const before = calls.length;
+  await clock.advance(5);
   await lease.confirm();
-  t.equal(calls.length, before + 1);
+  t.same(calls, [RENEW_MS, 2 * RENEW_MS, 3 * RENEW_MS, 3 * RENEW_MS + 5]);
+  lease.stop();
+  await clock.advance(LEASE_MS);
+  t.equal(calls.length, 4, 'no renewal once stopped');
+  t.equal(clock.pending, 0);
 });
 
 t.test('a lease another claim took back aborts the run at the next renewal', async (t) => {
-  const { lease } = setup(async () => false);
-  await until(() => lease.signal.aborted, 'aborted');
+  const { lease, clock, calls } = setup(async () => false);
+  await clock.advance(RENEW_MS - 1);
+  t.notOk(lease.signal.aborted);
+  await clock.advance(1);
+  t.ok(lease.signal.aborted, 'aborted at the first renewal');
   t.ok(lease.signal.reason instanceof IngestionLeaseLostError);
   await t.rejects(lease.confirm(), IngestionLeaseLostError);
+  await clock.advance(LEASE_MS);
+  t.same(calls, [RENEW_MS], 'renewals stop with the run');
+  t.equal(clock.pending, 0);
 });
 
 t.test('confirm throws at once when Redis says the lease is gone', async (t) => {
@@ -70,28 +79,32 @@ t.test('confirm throws at once when Redis says the lease is gone', async (t) => 
 });
 
 t.test('failed renewals are reported and tolerated while time is left, then the run stops', async (t) => {
-  const { lease, calls, errors, advance } = setup(async () => {
+  const { lease, clock, calls, errors } = setup(async () => {
     throw new Error('Redis is not reachable');
   });
-  await until(() => calls.length >= 3, 'three failed renewals');
+  await clock.advance(2 * RENEW_MS);
+  t.same(calls, [RENEW_MS, 2 * RENEW_MS]);
   t.notOk(lease.signal.aborted, 'a blip does not stop the run');
+  t.equal(errors.length, 2);
   t.match(errors[0], { message: 'Redis is not reachable' });
-  advance(LEASE_MS);
-  await until(() => lease.signal.aborted, 'aborted once the lease ran out');
+  await clock.advance(RENEW_MS);
+  t.ok(lease.signal.aborted, 'aborted once the lease ran out, at the renewal that failed then');
   t.ok(lease.signal.reason instanceof IngestionLeaseLostError);
+  t.equal(errors.length, 3);
 });
 
 t.test('a successful renewal moves the deadline on', async (t) => {
   let failing = false;
-  const { lease, calls, advance } = setup(async () => {
+  const { lease, clock, calls } = setup(async () => {
     if (failing) throw new Error('Redis is not reachable');
     return true;
   });
-  advance(LEASE_MS - 1);
-  await until(() => calls.length >= 1, 'a renewal');
+  await clock.advance(RENEW_MS);
+  t.same(calls, [RENEW_MS], 'renewed: held until 40 s');
   failing = true;
-  advance(LEASE_MS - 2);
-  const seen = calls.length;
-  await until(() => calls.length >= seen + 3, 'failed renewals within the renewed lease');
-  t.notOk(lease.signal.aborted, 'still within the lease the last renewal gave');
+  await clock.advance(2 * RENEW_MS);
+  t.same(calls, [RENEW_MS, 2 * RENEW_MS, 3 * RENEW_MS]);
+  t.notOk(lease.signal.aborted, 'at 30 s, past the claim but within the lease the renewal gave');
+  await clock.advance(RENEW_MS);
+  t.ok(lease.signal.aborted, 'at 40 s that lease ran out too');
 });

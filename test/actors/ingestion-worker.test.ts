@@ -1,8 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import { createClient } from 'redis';
 import t from 'tap';
+import { ingestionWorkerFor } from '../../src/actors/ingestion-worker.ts';
+import { createLogger } from '../../src/logger.ts';
+import { ConnectorReader } from '../../src/sources/connector-reader.ts';
+import { connectorLimits } from '../../src/sources/connectors/connector-settings.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { SimulatedClock } from '../support/simulated-clock.ts';
+import { until } from '../support/until.ts';
 
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
@@ -56,18 +62,17 @@ await new Promise<void>((resolve) => slowSite.listen(0, '127.0.0.1', resolve));
 const slowUrl = `http://127.0.0.1:${(slowSite.address() as { port: number }).port}/`;
 
 const logs: Array<{ msg: string; source_id?: string }> = [];
+const logTo = { write: (line: string) => logs.push(JSON.parse(line) as { msg: string }) };
 const gw = await startGateway(
   {
     OPENAI_API_KEY: 'sk-test',
     OPENAI_BASE_URL: `${openai.url}/v1`,
     CRAWL_ALLOW_PRIVATE: '1',
     SEARCH_ENGINE: 'in-process',
-    // Renewed every 200 ms, so a lost lease is noticed quickly.
-    INGEST_LEASE_MS: '600',
     LOG_LEVEL: 'warn',
   },
   {},
-  { write: (line) => logs.push(JSON.parse(line) as { msg: string }) },
+  logTo,
 );
 const redis = createClient({ url: gw.redis.url });
 await redis.connect();
@@ -145,36 +150,66 @@ t.test('a source left leased by a dead process is ingested again; too many inter
   const bot = await services.chatbots.create(owner.user.id, { name: 'Crashy' });
   const source = await services.sources.create(bot.id, { type: 'text', content: 'Recovered after a crash.' });
   const queue = services.ingestion;
-  // A claim by a process that then died: the lease runs out after 1 ms.
+  // The gateway's worker is stopped while the test plays the dead processes, so that it claims
+  // nothing in between, and started again as a process would be.
+  await gw.app.ingestion.stop();
+  // A claim by a process that died a second ago: its 1 ms lease ran out long since.
   await queue.enqueue(bot.id, source.id, 0);
-  const claimed = await queue.claimOne(bot.id, source.id, Date.now() * 1000, 1);
+  const claimed = await queue.claimOne(bot.id, source.id, Date.now() * 1000 - 1_000_000, 1);
   t.ok(claimed);
   await services.sources.setStatus(source.id, 'processing');
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  gw.app.ingestion.kick();
+  gw.app.ingestion.start();
   t.match(await settled(source.id), { status: 'done' });
 
+  await gw.app.ingestion.stop();
   const stuck = await services.sources.create(bot.id, { type: 'text', content: 'Never finishes.' });
   await queue.enqueue(bot.id, stuck.id, 0);
+  // Three processes claimed it, a millisecond apart, and died: each claim first puts the lease the
+  // one before left (expired by then) back in the queue, as any process's next claim does.
+  const at = Date.now() * 1000;
   for (let i = 0; i < 3; i += 1) {
-    await queue.claimOne(bot.id, stuck.id, Date.now() * 1000, 1);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    // Expired: back to the queue, as the next claim by any process would do.
-    await queue.claim(0, Date.now() * 1000, 1);
+    const claims = await queue.claim(1, at + i * 1000, 1);
+    t.same(
+      claims.map((claim) => [claim.sourceId, claim.interrupted]),
+      [[stuck.id, i]],
+      `claim ${i + 1}`,
+    );
   }
-  gw.app.ingestion.kick();
+  gw.app.ingestion.start();
   t.match(await settled(stuck.id), { status: 'failed', error: 'ingestion was interrupted repeatedly' });
   t.equal(await queue.size(), 0);
 });
 
-t.test('a run whose lease another claim took stops at once and writes nothing', async (t) => {
+t.test('a run whose lease another claim took stops at its next renewal and writes nothing', async (t) => {
+  // The gateway's worker stands aside for one on a simulated clock, whose lease renewals the test times.
+  await gw.app.ingestion.stop();
+  const clock = new SimulatedClock(Date.now() * 1000);
+  const logger = createLogger('warn', logTo);
+  const connectors = new ConnectorReader({
+    credentials: services.credentials,
+    http: services.connectorHttp,
+    limits: connectorLimits(gw.config),
+    logger,
+  });
+  const retrieval = gw.app.retrieval;
+  const worker = ingestionWorkerFor(
+    { ...services, queue: services.ingestion, retrieval, clock, logger, connectors },
+    gw.config,
+  );
+  t.teardown(async () => {
+    await worker.stop();
+    gw.app.ingestion.start();
+  });
   const bot = await services.chatbots.create(owner.user.id, { name: 'Slow' });
   const added = await services.intake.addUrl(bot.id, slowUrl);
+  worker.start();
   await until(() => slow.paths.includes('/'), 'the crawl asks for the start page');
   const { keys } = gw.app.services;
   const member = `${bot.id}/${added.id}`;
   // The lease lapsed and another gateway's claim took the source: its token is now the other claim's.
   t.equal(await redis.hSet(keys.ingestLeaseTokens(), member, 'another-claim'), 0);
+  // The run finds out at its next renewal, a third of a lease on.
+  await clock.advance(gw.config.INGEST_LEASE_MS / 3);
   await until(() => logs.some((l) => l.msg === 'ingestion lease lost' && l.source_id === added.id), 'lease lost');
   await until(() => slow.dropped, "the crawl's request is dropped");
   slow.release();
@@ -200,11 +235,3 @@ t.test('a progress line that cannot be written fails the crawl it belongs to, no
   const added = await services.intake.addUrl(bot.id, siteUrl);
   t.match(await settled(added.id), { status: 'failed', error: 'Redis is not reachable' });
 });
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i += 1) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`never: ${what}`);
-}

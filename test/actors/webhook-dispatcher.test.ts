@@ -2,7 +2,7 @@ import t from 'tap';
 import { WebhookDispatcher } from '../../src/actors/webhook-dispatcher.ts';
 import { conversationStarted } from '../../src/events/webhook-event.ts';
 import { createLogger } from '../../src/logger.ts';
-import { DeliveryStore } from '../../src/store/delivery-store.ts';
+import { DeliveryStore, type ClaimedDelivery } from '../../src/store/delivery-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { WebhookStore } from '../../src/store/webhook-store.ts';
@@ -10,6 +10,8 @@ import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.ts';
 import { WebhookSender } from '../../src/webhooks/webhook-sender.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { SimulatedClock } from '../support/simulated-clock.ts';
+import { until } from '../support/until.ts';
 
 const server = await startRedis();
 const redis = await connectRedis({ url: server.url }, createLogger('silent'));
@@ -20,17 +22,29 @@ t.teardown(async () => {
   await receiver.stop();
 });
 
+/** A delivery store that keeps what each of the dispatcher's claims answered, in order. */
+function recordingClaims(deliveries: DeliveryStore): { store: DeliveryStore; claims: ClaimedDelivery[][] } {
+  const claims: ClaimedDelivery[][] = [];
+  const store = Object.create(deliveries) as DeliveryStore;
+  store.claim = async (limit, claimMs, token) => {
+    const claimed = await deliveries.claim(limit, claimMs, token);
+    claims.push(claimed);
+    return claimed;
+  };
+  return { store, claims };
+}
+
 t.test('the default schedule on a simulated clock: retries at +1, +5 and +15 minutes, then failed', async (t) => {
-  let now = 1_800_000_000_000_000;
-  const clock = { nowMicros: () => now };
+  const clock = new SimulatedClock();
   const keys = new RedisKeys('sb:');
   const webhooks = new WebhookStore(redis, keys, clock, true);
   const deliveries = new DeliveryStore(redis, keys, clock, 30);
+  const { store, claims } = recordingClaims(deliveries);
   const delays = [60, 300, 900];
   const outbox = new WebhookOutbox(webhooks, deliveries, delays);
   const dispatcher = new WebhookDispatcher(
     {
-      deliveries,
+      deliveries: store,
       webhooks,
       sender: new WebhookSender({ timeoutMs: 2000, allowPrivate: true }),
       clock,
@@ -39,37 +53,48 @@ t.test('the default schedule on a simulated clock: retries at +1, +5 and +15 min
     // Polls only when kicked: the test moves time.
     { retryDelays: delays, concurrency: 8, destinationConcurrency: 8, timeoutMs: 2000, pollMs: 1_000_000_000 },
   );
+  // Every poll claims once, and so does every recorded attempt: the nth claim's answer, once given.
+  let seen = 0;
+  const nextClaim = async () => {
+    seen += 1;
+    return until(() => claims[seen - 1], `claim ${seen}`);
+  };
+  const poll = () => {
+    dispatcher.kick();
+    return nextClaim();
+  };
   dispatcher.start();
   t.teardown(() => dispatcher.stop());
+  t.same(await nextClaim(), [], 'the poll at start');
   receiver.answer = () => ({ status: 503, body: 'busy' });
   const chatbotId = crypto.randomUUID();
   const hook = await webhooks.create(chatbotId, receiver.url, ['conversation.started']);
   receiver.secrets.push(hook.secret);
+  const t0 = clock.nowMicros();
   await outbox.emit(
-    conversationStarted(chatbotId, { conversation_id: crypto.randomUUID(), session_id: 'api-x', source: 'api' }, now),
+    conversationStarted(chatbotId, { conversation_id: crypto.randomUUID(), session_id: 'api-x', source: 'api' }, t0),
   );
-  const t0 = now;
-  const attempts = async (n: number) => {
-    for (let i = 0; i < 200; i += 1) {
-      const [entry] = await deliveries.log(hook.id);
-      if (entry && entry.attempts.length >= n) return entry;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`no attempt ${n}`);
+  /** The delivery once its nth attempt is recorded, and the claim that recording made answered. */
+  const attempted = async (n: number) => {
+    const entry = await until(async () => {
+      const [logged] = await deliveries.log(hook.id);
+      return logged && logged.attempts.length >= n && logged;
+    }, `attempt ${n}`);
+    t.same(await nextClaim(), [], `nothing else due after attempt ${n}`);
+    return entry;
   };
-  dispatcher.kick();
-  let entry = await attempts(1);
+  t.equal((await poll()).length, 1);
+  let entry = await attempted(1);
   const offsets = [60, 360, 1260];
   for (const [i, offset] of offsets.entries()) {
     t.equal(entry.status, 'pending');
     t.equal(entry.next_attempt_at, new Date((t0 + offset * 1_000_000) / 1000).toISOString().replace('Z', '000+00:00'));
-    now = t0 + offset * 1_000_000 - 1000;
-    dispatcher.kick();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    t.equal(receiver.received.length, i + 1, `nothing before +${offset} s`);
-    now = t0 + offset * 1_000_000;
-    dispatcher.kick();
-    entry = await attempts(i + 2);
+    await clock.advance((t0 + offset * 1_000_000 - clock.nowMicros()) / 1000 - 1);
+    t.same(await poll(), [], `nothing claimed a millisecond before +${offset} s`);
+    t.equal(receiver.received.length, i + 1, `nothing sent before +${offset} s`);
+    await clock.advance(1);
+    t.equal((await poll()).length, 1, `claimed at +${offset} s`);
+    entry = await attempted(i + 2);
   }
   t.equal(entry.status, 'failed');
   t.equal(entry.next_attempt_at, null);
@@ -82,17 +107,16 @@ t.test('the default schedule on a simulated clock: retries at +1, +5 and +15 min
       [4, 503, 'busy'],
     ],
   );
-  now += 10_000_000_000;
-  dispatcher.kick();
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.equal(receiver.received.length, 4, 'a failed delivery is never attempted again by itself');
+  await clock.advance(10_000_000);
+  t.same(await poll(), [], 'a failed delivery is never claimed again');
+  t.equal(receiver.received.length, 4, 'nor attempted');
   t.equal(await deliveries.pendingCount(), 0);
 });
 
 // Issue 18: an error reading the webhook was read as "deleted", failing the delivery for good.
 t.test('a passing error reading the webhook retries the delivery; only a deleted webhook fails it', async (t) => {
-  let now = 1_800_000_000_000_000;
-  const clock = { nowMicros: () => now };
+  const POLL_MS = 60_000;
+  const clock = new SimulatedClock();
   const keys = new RedisKeys(`wd-${crypto.randomUUID().slice(0, 8)}:`);
   const webhooks = new WebhookStore(redis, keys, clock, true);
   const deliveries = new DeliveryStore(redis, keys, clock, 30);
@@ -114,8 +138,16 @@ t.test('a passing error reading the webhook retries the delivery; only a deleted
       clock,
       logger: createLogger('silent'),
     },
-    { retryDelays: [60], concurrency: 8, destinationConcurrency: 8, timeoutMs: 2000, pollMs: 1_000_000_000 },
+    { retryDelays: [60], concurrency: 8, destinationConcurrency: 8, timeoutMs: 2000, pollMs: POLL_MS },
   );
+  const t0 = clock.nowMicros();
+  /** When (ms from the start) the dispatcher looked for due deliveries: at start, then every poll. */
+  const looked: number[] = [];
+  const kick = dispatcher.kick.bind(dispatcher);
+  dispatcher.kick = () => {
+    looked.push((clock.nowMicros() - t0) / 1000);
+    kick();
+  };
   dispatcher.start();
   t.teardown(() => dispatcher.stop());
   receiver.answer = () => ({ status: 200, body: 'ok' });
@@ -125,43 +157,48 @@ t.test('a passing error reading the webhook retries the delivery; only a deleted
   const received = receiver.received.length;
   const emit = () =>
     outbox.emit(
-      conversationStarted(chatbotId, { conversation_id: crypto.randomUUID(), session_id: 'api-x', source: 'api' }, now),
+      conversationStarted(
+        chatbotId,
+        { conversation_id: crypto.randomUUID(), session_id: 'api-x', source: 'api' },
+        clock.nowMicros(),
+      ),
     );
-  const entryWhen = async (ready: (entry: Awaited<ReturnType<typeof deliveries.log>>[number]) => boolean) => {
-    for (let i = 0; i < 200; i += 1) {
+  const entryWhen = (what: string, ready: (entry: Awaited<ReturnType<typeof deliveries.log>>[number]) => boolean) =>
+    until(async () => {
       const [entry] = await deliveries.log(hook.id);
-      if (entry && ready(entry)) return entry;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('the delivery did not get there');
-  };
+      return entry && ready(entry) && entry;
+    }, what);
   await emit();
   dispatcher.kick();
   // Released unattempted, due again at the next poll (pollMs later).
-  const nextPoll = now + 1_000_000_000_000;
-  const released = await entryWhen(() => true);
-  for (let i = 0; i < 200 && (await redis.zScore(keys.deliveriesDue(), released.id)) !== nextPoll; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  t.equal(await redis.zScore(keys.deliveriesDue(), released.id), nextPoll);
+  const nextPoll = t0 + POLL_MS * 1000;
+  const released = await entryWhen('the delivery', () => true);
+  await until(async () => (await redis.zScore(keys.deliveriesDue(), released.id)) === nextPoll, 'the release');
   t.equal(released.status, 'pending');
   t.same((await deliveries.log(hook.id))[0]!.attempts, []);
   t.equal(failures, 0);
-  now = nextPoll;
-  dispatcher.kick();
-  const delivered = await entryWhen((entry) => entry.status === 'delivered');
+  await clock.advance(POLL_MS - 1);
+  t.same(looked, [0, 0], 'at start and when kicked; no poll yet');
+  await clock.advance(1);
+  t.same(looked, [0, 0, POLL_MS], 'the poll, pollMs after the start');
+  const delivered = await entryWhen('the delivery by the poll', (entry) => entry.status === 'delivered');
   t.same(
     delivered.attempts.map((a) => [a.attempt, a.status_code]),
     [[1, 200]],
   );
   t.equal(receiver.received.length, received + 1);
-
   await emit();
   await webhooks.delete(hook.id);
   dispatcher.kick();
-  const gone = await entryWhen((entry) => entry.status === 'failed');
+  const gone = await entryWhen('the failed delivery', (entry) => entry.status === 'failed');
   t.same(
     gone.attempts.map((a) => [a.attempt, a.status_code, a.error]),
     [[1, null, 'webhook was deleted']],
   );
+  await clock.advance(2 * POLL_MS);
+  t.same(looked, [0, 0, POLL_MS, POLL_MS, 2 * POLL_MS, 3 * POLL_MS], 'kicked, then every pollMs');
+  await dispatcher.stop();
+  await clock.advance(2 * POLL_MS);
+  t.equal(looked.length, 6, 'no poll once stopped');
+  t.equal(clock.pending, 0);
 });

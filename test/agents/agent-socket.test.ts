@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import t from 'tap';
-import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import type { WebSocket } from 'ws';
+import { AgentHub } from '../../src/agents/agent-hub.ts';
+import { AgentSocket } from '../../src/agents/agent-socket.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { AgentPresence } from '../../src/store/agent-presence.ts';
+import { fakeOpenAi, type FakeBehaviour } from '../fakes/fake-llm-server.ts';
 import { runCli } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { RecordingSink } from '../support/recording-sink.ts';
+import { SimulatedClock } from '../support/simulated-clock.ts';
+import { until } from '../support/until.ts';
 import { WidgetClient } from '../support/widget-client.ts';
 
 const openai = await fakeOpenAi().start();
@@ -86,6 +94,104 @@ t.test('auth failures: error frame and close 4401', async (t) => {
   }
 });
 
+/** An agent socket as the route sees it, in memory: the frames sent to it and how it was closed. */
+class FakeSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  bufferedAmount = 0;
+  readonly frames: Array<Record<string, unknown>> = [];
+  closeCode: number | undefined;
+  send(data: string): void {
+    this.frames.push(JSON.parse(data) as Record<string, unknown>);
+  }
+  close(code: number): void {
+    this.closeCode = code;
+    this.readyState = 3;
+    this.emit('close');
+  }
+}
+
+/**
+ * The agent socket route on a simulated clock (10 s to authenticate, presence for 30 s renewed every
+ * 10 s), over the gateway's stores; presence records when it was entered and left (ms on the clock).
+ */
+function simulatedRoute() {
+  const clock = new SimulatedClock(Date.now() * 1000);
+  const start = clock.nowMicros();
+  const presenceCalls: Array<[string, number]> = [];
+  const presence = Object.create(services.presence) as AgentPresence;
+  presence.enter = async () => void presenceCalls.push(['enter', (clock.nowMicros() - start) / 1000]);
+  presence.leave = async () => void presenceCalls.push(['leave', (clock.nowMicros() - start) / 1000]);
+  const logger = createLogger('silent');
+  const sockets = gw.app.sockets;
+  const hub = new AgentHub({ sockets, chatbots: services.chatbots, logger });
+  const route = new AgentSocket({
+    ...services,
+    presence,
+    hub,
+    sockets,
+    clock,
+    logger,
+    presenceTtlMs: 30_000,
+    authTimeoutMs: 10_000,
+  });
+  const open = async () => {
+    const socket = new FakeSocket();
+    const accept = await route.admit();
+    if (typeof accept !== 'function') throw new Error('refused');
+    const receiver = accept(socket as unknown as WebSocket);
+    const frame = (frame: object) => receiver.receive(Buffer.from(JSON.stringify(frame)), false);
+    return { socket, frame };
+  };
+  return { clock, presenceCalls, open };
+}
+
+t.test('a socket that does not authenticate is refused when authTimeoutMs has passed on the clock', async (t) => {
+  const { clock, open } = simulatedRoute();
+  const { socket } = await open();
+  await clock.advance(9_999);
+  t.same(socket.frames, [], 'nothing before the timeout');
+  t.equal(socket.closeCode, undefined);
+  await clock.advance(1);
+  t.same(socket.frames, [{ type: 'error', detail: 'Authentication timed out.' }]);
+  t.equal(socket.closeCode, 4401);
+  t.equal(clock.pending, 0);
+
+  const closed = await open();
+  closed.socket.close(1000);
+  t.equal(clock.pending, 0, 'a socket closed first leaves no timer behind');
+});
+
+t.test('signed in: no timeout, presence renewed every third of its TTL while open, left at close', async (t) => {
+  const { clock, presenceCalls, open } = simulatedRoute();
+  const { socket, frame } = await open();
+  await clock.advance(5_000);
+  await frame({ type: 'auth', token: alice.token });
+  t.same(
+    socket.frames.map((f) => f.type),
+    ['authenticated', 'conversations'],
+  );
+  t.same(presenceCalls, [['enter', 5_000]]);
+  await clock.advance(30_000);
+  t.equal(socket.closeCode, undefined, 'authenticated in time: not refused');
+  t.same(
+    presenceCalls,
+    [
+      ['enter', 5_000],
+      ['enter', 15_000],
+      ['enter', 25_000],
+      ['enter', 35_000],
+    ],
+    'renewed every 10 s',
+  );
+  socket.close(1000);
+  t.same(presenceCalls.at(-1), ['leave', 35_000]);
+  await clock.advance(30_000);
+  t.equal(presenceCalls.length, 5, 'no renewal once closed');
+  t.equal(clock.pending, 0);
+  t.equal(socket.frames.length, 2);
+});
+
 t.test('takeover, visitor messages pushed to the agent, agent reply to the widget, release', async (t) => {
   const { client: agent } = await signedIn(alice.token);
   const { client: widget, ready } = await visitor(botA.id);
@@ -144,8 +250,11 @@ t.test('takeover, visitor messages pushed to the agent, agent reply to the widge
 });
 
 t.test('the race: takeover during a slow LLM call; the visitor never gets the AI reply, REST gets ""', async (t) => {
-  openai.behaviour = () => ({ text: 'too late', delayMs: 800 });
+  // Each LLM call answers only when the test lets it: here, once the takeover is done.
+  const held: Array<() => void> = [];
+  openai.behaviour = () => new Promise<FakeBehaviour>((resolve) => held.push(() => resolve({ text: 'too late' })));
   t.teardown(() => {
+    held.forEach((answer) => answer());
     openai.behaviour = () => ({ text: 'AI answer' });
   });
   const { client: agent } = await signedIn(alice.token);
@@ -155,15 +264,22 @@ t.test('the race: takeover during a slow LLM call; the visitor never gets the AI
   await widget.next('typing');
   agent.send({ type: 'takeover', chatbot_id: botA.id, session_id: ready.session_id, ref: 'race' });
   t.same(await agent.next('ok'), { type: 'ok', ref: 'race' });
-  t.same(await widget.quietFor(1200), [], 'no AI reply reached the widget');
+  await until(() => held.length === 1, 'the LLM call');
   t.equal(openai.requests.length, calls + 1, 'the call had started');
-  t.same(await services.conversations.discarded(botA.id, ready.session_id), [
-    {
-      role: 'assistant',
-      content: 'too late',
-      created_at: (await services.conversations.discarded(botA.id, ready.session_id))[0]!.created_at,
-    },
-  ]);
+  held[0]!();
+  const discarded = await until(async () => {
+    const kept = await services.conversations.discarded(botA.id, ready.session_id);
+    return kept.length > 0 && kept;
+  }, 'the late reply kept aside');
+  t.same(discarded, [{ role: 'assistant', content: 'too late', created_at: discarded[0]!.created_at }]);
+  // Anything sent to the widget before the answer to this frame has arrived by then.
+  widget.send({});
+  await widget.next('error');
+  t.same(
+    widget.frames.filter((frame) => frame.type === 'message' && frame.role === 'assistant'),
+    [],
+    'no AI reply reached the widget',
+  );
   // The same race through the REST API.
   await services.control.escalate(botA.id, ready.session_id);
   const rest = fetch(`${gw.baseUrl}/api/v1/chatbots/${botA.id}/chat`, {
@@ -171,11 +287,11 @@ t.test('the race: takeover during a slow LLM call; the visitor never gets the AI
     headers: { authorization: `Bearer ${ownerA.key}` },
     body: JSON.stringify({ message: 'rest question', session_id: 'api-race' }),
   });
-  while (!openai.requests.some((r) => JSON.stringify(r.body).includes('rest question'))) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await until(() => held.length === 2, 'the REST call reaching the LLM');
+  t.match(JSON.stringify(openai.requests.at(-1)!.body), /rest question/);
   agent.send({ type: 'takeover', chatbot_id: botA.id, session_id: 'api-race', ref: 'rest' });
   t.same(await agent.next('ok'), { type: 'ok', ref: 'rest' });
+  held[1]!();
   const res = await rest;
   t.same([res.status, await res.json()], [200, { response: '' }]);
   await Promise.all([agent.close(), widget.close()]);
@@ -269,11 +385,13 @@ t.test('sign-in lists live and escalated conversations, newest activity first; e
     'an agent is online while its socket is open',
   );
   await agent.close();
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.same(
-    ((await (await fetch(`${gw.baseUrl}/widget/v1/config?chatbot_id=${bot.id}`)).json()) as any).agents_online,
-    false,
+  const offline = await until(
+    async () =>
+      ((await (await fetch(`${gw.baseUrl}/widget/v1/config?chatbot_id=${bot.id}`)).json()) as any).agents_online ===
+      false,
+    'agents_online false',
   );
+  t.equal(offline, true, 'no agent online once its socket closed');
   await Promise.all([first.client.close(), second.client.close()]);
 });
 
@@ -360,10 +478,7 @@ t.test('revoking an agent (here from the CLI, another process) closes its open s
   const { client: doraSocket } = await signedIn(dora.token);
   const { client: erinSocket } = await signedIn(erin.token);
   t.teardown(() => erinSocket.close());
-  for (let i = 0; i < 100 && !(await services.presence.anyOnline(ownerC.user.id)); i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  t.equal(await services.presence.anyOnline(ownerC.user.id), true);
+  t.equal(await until(() => services.presence.anyOnline(ownerC.user.id), 'agents online'), true);
 
   const revoked = await runCli(['agent', 'revoke', '--agent', dora.id], cliEnv);
   t.equal(revoked.code, 0, revoked.stderr);
@@ -381,9 +496,7 @@ t.test('revoking an agent (here from the CLI, another process) closes its open s
   );
   erinSocket.close();
   await erinSocket.whenClosed();
-  for (let i = 0; i < 100 && (await services.presence.anyOnline(ownerC.user.id)); i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  t.equal(await services.presence.anyOnline(ownerC.user.id), false, 'no agent online once both are gone');
+  const gone = await until(async () => !(await services.presence.anyOnline(ownerC.user.id)), 'agents gone');
+  t.equal(gone, true, 'no agent online once both are gone');
   widget.close();
 });

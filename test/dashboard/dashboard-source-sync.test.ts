@@ -1,4 +1,5 @@
 import t from 'tap';
+import { fixedTimeClock } from '../../src/clock.ts';
 import { formatTimestamp } from '../../src/timestamp.ts';
 import { FakeSite, html } from '../ingest/fake-site.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
@@ -9,7 +10,7 @@ import { until } from '../support/until.ts';
 // clock that moves only when the test says so: every sync time and schedule is exact.
 const DAY_US = 24 * 60 * 60 * 1_000_000;
 let now = Date.now() * 1000;
-const clock = { nowMicros: () => now };
+const clock = fixedTimeClock(() => now);
 
 const site = await new FakeSite().start();
 const returns = (policy: string) => html('Returns', `<main><h1>Returns policy</h1><p>${policy}</p></main>`);

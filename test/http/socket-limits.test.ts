@@ -2,6 +2,7 @@ import net from 'node:net';
 import { createClient } from 'redis';
 import t, { type Test } from 'tap';
 import { startApp } from '../../src/app.ts';
+import { fixedTimeClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { scaleAccount, startGateway, type TestGateway } from '../support/gateway.ts';
@@ -14,7 +15,7 @@ import { WidgetClient, type Refused } from '../support/widget-client.ts';
 let now = Date.now() * 1000;
 const paced = await startGateway(
   { SOCKET_FRAME_RATE: '1', SOCKET_FRAME_BURST: '5', SOCKET_INBOUND_QUEUE: '2' },
-  { clock: { nowMicros: () => now } },
+  { clock: fixedTimeClock(() => now) },
 );
 // A gateway on the real clock: 3 new sockets per address a minute (addresses from X-Forwarded-For,
 // the test being the trusted proxy), a 300 ms heartbeat, and reading paused at 2 frames waiting.

@@ -9,6 +9,7 @@ import { fuseRankings, TurnRetrieval } from '../../src/rag/turn-retrieval.ts';
 import type { Chatbot } from '../../src/store/chatbot-store.ts';
 import type { StoredMessage } from '../../src/store/conversation-store.ts';
 import { LogCapture } from '../support/log-capture.ts';
+import { SimulatedClock } from '../support/simulated-clock.ts';
 
 const chunk = (id: string): RetrievedChunk => ({ id, text: `text of ${id}`, title: id, url: '', score: 1 });
 const ranking = (ids: string) => ids.split(' ').map(chunk);
@@ -34,9 +35,8 @@ t.test('fusing the queries: Reciprocal Rank Fusion by chunk id, the 5 best, scor
   );
 });
 
-/** A simulated clock the fakes move. */
-let now = 1_800_000_000_000_000;
-const clock = { nowMicros: () => now };
+/** A simulated clock the fakes move: each call takes its time on it. */
+const clock = new SimulatedClock();
 
 const chatbot = (queryRewrite: boolean): Chatbot => ({
   id: 'bot-1',
@@ -52,17 +52,18 @@ const chatbot = (queryRewrite: boolean): Chatbot => ({
   settings: { ...DEFAULT_SETTINGS, retrieval: { query_rewrite: queryRewrite } },
 });
 
-/** Answers the rewrite with `reply` after 250 simulated ms, or fails, or never answers. */
+/** Answers the rewrite with `reply` after `takesMs` simulated ms (250), or fails, or never answers. */
 class RewritingLlm implements LlmProvider {
   calls: Array<{ model: string; prompt: ChatPrompt; options: GenerateOptions | undefined }> = [];
+  takesMs = 250;
   reply: () => Promise<LlmReply> = () =>
     Promise.resolve({
       text: 'question: How long is the warranty of the Aurora X2?\nterms: Aurora X2, warranty',
       usage: { input_tokens: 120, output_tokens: 18 },
     });
-  generate(model: string, prompt: ChatPrompt, options?: GenerateOptions): Promise<LlmReply> {
+  async generate(model: string, prompt: ChatPrompt, options?: GenerateOptions): Promise<LlmReply> {
     this.calls.push({ model, prompt, options });
-    now += 250_000;
+    await clock.advance(this.takesMs);
     return this.reply();
   }
 }
@@ -80,10 +81,11 @@ function setup(options: { rewriteTimeoutMs?: number } = {}) {
   const logs = new LogCapture();
   const retrieval = new TurnRetrieval({
     retriever: {
-      retrieve: (_chatbotId, query) => {
+      retrieve: async (_chatbotId, query) => {
         queries.push(query);
-        now += 10_000;
-        return Promise.resolve(RANKINGS[query] ?? []);
+        // The searches start together, and their advances run one after another: 10 ms each.
+        await clock.advance(10);
+        return RANKINGS[query] ?? [];
       },
     },
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
@@ -163,12 +165,20 @@ t.test('a rewrite that fails, cannot be read or times out leaves the message alo
 
   // A provider that ignores the signal still cannot hold the turn past the deadline.
   const hanging = setup({ rewriteTimeoutMs: 100 });
+  hanging.llm.takesMs = 0;
   hanging.llm.reply = () => new Promise(() => {});
-  const started = Date.now();
-  const late = await hanging.retrieval.retrieve({ chatbot: chatbot(true), history, message });
-  const waited = Date.now() - started;
-  t.ok(waited >= 95 && waited < 1000, `gave up after the deadline (${waited} ms)`);
-  t.same(late.metrics.rewrite, { status: 'timeout', ms: 250, input_tokens: null, output_tokens: null, variants: 1 });
+  let answered = false;
+  const retrieving = hanging.retrieval.retrieve({ chatbot: chatbot(true), history, message });
+  void retrieving.then(() => (answered = true));
+  await clock.advance(99);
+  t.notOk(answered, 'still waiting for the rewrite before the deadline');
+  await clock.advance(1);
+  // Then the search, 10 ms of its own.
+  await clock.advance(0);
+  t.ok(answered, 'answered at the deadline');
+  const late = await retrieving;
+  t.same(late.metrics.rewrite, { status: 'timeout', ms: 100, input_tokens: null, output_tokens: null, variants: 1 });
+  t.same(late.metrics.retrieve_ms, 10);
   t.same(late.context, RANKINGS[message]);
   t.match(hanging.logs.withMessage(warning), [{ level: 40, chatbot_id: 'bot-1', status: 'timeout' }]);
 });

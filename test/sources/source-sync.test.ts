@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startApp, type App } from '../../src/app.ts';
+import { fixedTimeClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Source } from '../../src/store/source-store.ts';
@@ -14,7 +15,7 @@ import { until } from '../support/until.ts';
 // simulated clock: a week passes when the test says so.
 const DAY_US = 24 * 60 * 60 * 1_000_000;
 let now = Date.now() * 1000;
-const clock = { nowMicros: () => now };
+const clock = fixedTimeClock(() => now);
 
 const site = await new FakeSite().start();
 const embeddings = await new FakeOpenAiEmbeddings().start();

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { fixedTimeClock } from '../../src/clock.ts';
 import { formatTimestamp } from '../../src/timestamp.ts';
 import { FakeSite, html } from '../ingest/fake-site.ts';
 import { chromiumMissing, launchChromium } from '../support/browser.ts';
@@ -19,7 +20,7 @@ t.test(
     site.routes.set('/returns', html('Returns', '<main><h1>Returns</h1><p>Within 30 days.</p></main>'));
     const gw = await startGateway(
       { CRAWL_ALLOW_PRIVATE: '1', SEARCH_ENGINE: 'in-process' },
-      { clock: { nowMicros: () => now } },
+      { clock: fixedTimeClock(() => now) },
     );
     const browser = await launchChromium();
     t.teardown(async () => {

@@ -12,6 +12,7 @@ import { WebhookStore } from '../../src/store/webhook-store.ts';
 import { EventRelay } from '../../src/webhooks/event-relay.ts';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { SimulatedClock } from '../support/simulated-clock.ts';
 
 // A process records what happened together with a pending entry of its events, then writes the
 // deliveries. These tests stop "processes" between the two steps and check that nothing is lost and
@@ -23,8 +24,7 @@ t.teardown(async () => {
   await redis.close();
   await server.stop();
 });
-let now = 1_800_000_000_000_000;
-const clock = { nowMicros: () => now };
+const clock = new SimulatedClock();
 const GRACE_MS = 10_000;
 const keys = new RedisKeys('sb:');
 const webhooks = new WebhookStore(redis, keys, clock, true);
@@ -33,7 +33,7 @@ const outbox = new WebhookOutbox(webhooks, deliveries, [60, 300, 900]);
 const pending = new PendingEventStore(redis, keys, clock, GRACE_MS);
 const conversations = new ConversationStore(redis, keys, clock, pending);
 /** Two gateways' relays over the same Redis. */
-const relays = [0, 1].map(() => new EventRelay(pending, outbox, createLogger('silent')));
+const relays = [0, 1].map(() => new EventRelay(pending, outbox, createLogger('silent'), clock));
 const owner = await new AccountStore(redis, keys, clock, ['scale']).create('relay@example.com', 'scale');
 const chatbots = new ChatbotStore(redis, keys, clock);
 const limits = { rateLimit: 1000, rateWindowMs: 60_000, leaseMs: 30_000, historySize: 10 };
@@ -85,7 +85,7 @@ t.test('a sweep writes what a dead process left pending, once, however many gate
   const { bot, hook } = await hookedBot('Abandoned');
   const start = await abandonedTurn(bot.id, 'api-dead', 'Are you open on Sunday?');
   t.same(await Promise.all(relays.map((relay) => relay.sweep())), [0, 0], 'nothing is overdue yet');
-  now += GRACE_MS * 1000 + 1;
+  await clock.advance(GRACE_MS + 0.001);
   const relayed = await Promise.all(relays.map((relay) => relay.sweep()));
   t.equal(relayed[0]! + relayed[1]!, 1, 'one gateway took the entry');
   const bodies = await delivered(hook.id);
@@ -112,7 +112,7 @@ t.test('a sweep writes what a dead process left pending, once, however many gate
 t.test("a busy chatbot's next turn takes over the entries a dead process left", async (t) => {
   const { bot, hook } = await hookedBot('Busy');
   const dead = await abandonedTurn(bot.id, 'api-a', 'first');
-  now += GRACE_MS * 1000 + 1;
+  await clock.advance(GRACE_MS + 0.001);
   await pending.register(bot.id);
   t.same(await pending.quietChatbots(100).then((ids) => ids.includes(bot.id)), false, 'busy: not for the sweeper');
   const next = await conversations.beginTurn(bot.id, 'api-b', { content: 'second', source: 'api' }, limits);
@@ -151,6 +151,7 @@ t.test('escalations and leads left pending are relayed too', async (t) => {
     custom_data: {},
     created_at: '',
   };
+  const now = clock.nowMicros();
   await new LeadStore(redis, keys).save(lead, now, {
     id: crypto.randomUUID(),
     json: JSON.stringify({
@@ -160,7 +161,7 @@ t.test('escalations and leads left pending are relayed too', async (t) => {
     }),
     dueAt: pending.dueAt(now),
   });
-  now += GRACE_MS * 1000 + 1;
+  await clock.advance(GRACE_MS + 0.001);
   t.equal(await relays[1]!.sweep(), 2);
   const bodies = await delivered(hook.id);
   t.same(
@@ -182,13 +183,13 @@ t.test('a registration lasts a quarter of the grace period, then is written agai
   const score = () => redis.zScore(keys.pendingEventBots(), chatbotId);
   await pending.register(chatbotId);
   const first = await score();
-  t.equal(first, now);
-  now += (GRACE_MS * 1000) / 8;
+  t.equal(first, clock.nowMicros());
+  await clock.advance(GRACE_MS / 8);
   await pending.register(chatbotId);
   t.equal(await score(), first, 'still fresh: not written again');
-  now += (GRACE_MS * 1000) / 4;
+  await clock.advance(GRACE_MS / 4);
   await pending.register(chatbotId);
-  t.equal(await score(), now, 'written again once a quarter of the grace period passed');
+  t.equal(await score(), clock.nowMicros(), 'written again once a quarter of the grace period passed');
 });
 
 t.test('an entry this version cannot read is logged and dropped, and does not hold up the others', async (t) => {
@@ -204,4 +205,42 @@ t.test('an entry this version cannot read is logged and dropped, and does not ho
     (await delivered(hook.id)).map((body) => body.event),
     ['conversation.started', 'message.received'],
   );
+});
+
+t.test('a started relay sweeps every half grace period on its clock, until stopped', async (t) => {
+  const relay = new EventRelay(pending, outbox, createLogger('silent'), clock);
+  const sweeps: Array<Promise<number>> = [];
+  const sweep = relay.sweep.bind(relay);
+  relay.sweep = () => {
+    const swept = sweep();
+    sweeps.push(swept);
+    return swept;
+  };
+  const { bot, hook } = await hookedBot('Swept');
+  await abandonedTurn(bot.id, 'api-swept', 'left pending');
+  // Started a millisecond after the entry, so the second sweep is the first after it is overdue.
+  await clock.advance(1);
+  relay.start();
+  t.teardown(() => relay.stop());
+  await clock.advance(GRACE_MS / 2 - 1);
+  t.equal(sweeps.length, 0, 'no sweep before half a grace period');
+  await clock.advance(1);
+  t.equal(sweeps.length, 1);
+  await Promise.all(sweeps);
+  await clock.advance(GRACE_MS / 2 - 1);
+  t.same(await delivered(hook.id), [], 'not overdue at the first sweep');
+  await clock.advance(1);
+  t.equal(sweeps.length, 2);
+  await Promise.all(sweeps);
+  t.same(
+    (await delivered(hook.id)).map((body) => [body.event, body.data.session_id]),
+    [
+      ['conversation.started', 'api-swept'],
+      ['message.received', 'api-swept'],
+    ],
+    'written by the sweep once overdue',
+  );
+  await relay.stop();
+  await clock.advance(GRACE_MS * 2);
+  t.equal(sweeps.length, 2, 'no sweep once stopped');
 });

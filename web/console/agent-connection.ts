@@ -1,3 +1,4 @@
+import type { AgentCommandFrame, AuthFrame } from '../../src/contract/agent-protocol.ts';
 import { parseServerFrame, type Command, type ServerFrame } from './console-protocol.ts';
 
 /** `connecting` until the server accepts the token, `ready` after it, `disconnected` while waiting to retry. */
@@ -65,7 +66,7 @@ export class AgentConnection {
       return Promise.resolve({ ok: false, detail: NOT_CONNECTED });
     const ref = `c${this.nextRef++}`;
     const answered = new Promise<CommandResult>((resolve) => this.pending.set(ref, resolve));
-    socket.send(JSON.stringify({ ...command, ref }));
+    socket.send(JSON.stringify({ ...command, ref } satisfies AgentCommandFrame));
     return answered;
   }
 
@@ -81,7 +82,9 @@ export class AgentConnection {
     this.lastUnansweredError = '';
     const socket = new WebSocket(socketUrl());
     this.socket = socket;
-    socket.addEventListener('open', () => socket.send(JSON.stringify({ type: 'auth', token: this.token })));
+    socket.addEventListener('open', () =>
+      socket.send(JSON.stringify({ type: 'auth', token: this.token } satisfies AuthFrame)),
+    );
     socket.addEventListener('message', (event: MessageEvent) => {
       const frame = typeof event.data === 'string' ? parseServerFrame(event.data) : null;
       if (frame && this.socket === socket && !this.stopped) this.onFrame(frame);

@@ -1,74 +1,51 @@
 /**
- * The gateway's agent contract: the socket frames and the transcript document, with guards that turn
- * untrusted JSON into these types (or `null`), so the rest of the console never sees a malformed value.
+ * The gateway's agent contract (src/contract/agent-protocol.ts): the socket frames and the transcript
+ * document, with guards that turn untrusted JSON into these types (or `null`), so the rest of the
+ * console never sees a malformed value.
  */
+import type {
+  AgentConversation,
+  AgentIdentity,
+  AgentServerFrame,
+  AgentTranscript,
+  ConversationRef,
+} from '../../src/contract/agent-protocol.ts';
+import type { Message } from '../../src/contract/conversation.ts';
 
-/** Who said a transcript line. */
-export type Role = 'user' | 'assistant' | 'agent';
+export type { MessageRole as Role } from '../../src/contract/conversation.ts';
+export type {
+  AgentCommand as Command,
+  AgentEscalatedPush as EscalatedPush,
+  AgentMessagePush as MessagePush,
+  ConversationRef,
+} from '../../src/contract/agent-protocol.ts';
+export type { AgentIdentity as Agent, AgentTranscript as Transcript, Message };
 
-/** One line of a transcript. */
-export interface Message {
-  role: Role;
-  content: string;
-  created_at: string;
-}
+/**
+ * One conversation in the list: the conversations frame's item, with the chatbot's name and the last
+ * activity, which the console works out itself ('' until it knows them).
+ */
+export type ConversationSummary = AgentConversation & { chatbot_name: string; last_activity_at: string };
 
-/** The signed-in agent. */
-export interface Agent {
-  id: string;
-  name: string;
-}
-
-/** One conversation in the list, as the conversations frame describes it. */
-export interface ConversationSummary {
-  chatbot_id: string;
-  chatbot_name: string;
-  session_id: string;
-  source: string;
-  escalated_at: string | null;
-  taken_over_by: string | null;
-  last_message: Message | null;
-  last_activity_at: string;
-}
-
-/** Names one conversation. */
-export interface ConversationRef {
-  chatbot_id: string;
-  session_id: string;
-}
-
-/** Pushed when a message is stored in one of the owner's conversations. */
-export type MessagePush = { type: 'message' } & ConversationRef & Message;
-/** Pushed when a conversation is escalated. */
-export type EscalatedPush = { type: 'escalated'; escalated_at: string } & ConversationRef;
 /**
  * Who holds a conversation now, as the console learns it: from its own takeover and release answers and
  * from transcripts (the socket pushes no such frame).
  */
-export type HolderChange = { taken_over_by: string | null } & ConversationRef;
+export type HolderChange = Pick<AgentConversation, 'taken_over_by'> & ConversationRef;
 
-/** Server → console frames. `ref` is set on a command's answer and on nothing else. */
+type Frame<T extends AgentServerFrame['type']> = Extract<AgentServerFrame, { type: T }>;
+
+/**
+ * Server → console frames as the console reads them: summaries completed, and `ref` as this console
+ * sent it (a string), set on a command's answer and on nothing else.
+ */
 export type ServerFrame =
-  | { type: 'authenticated' }
-  | { type: 'conversations'; items: ConversationSummary[] }
-  | MessagePush
-  | EscalatedPush
-  | { type: 'ok'; ref: string }
-  | { type: 'error'; detail: string; ref: string | null };
-
-/** A command from the console; the connection adds its `ref`. */
-export type Command =
-  ({ type: 'takeover' | 'release' } & ConversationRef) | ({ type: 'reply'; content: string } & ConversationRef);
-
-/** `GET /agents/v1/conversations/{chatbot_id}/{session_id}` */
-export interface Transcript {
-  chatbot_id: string;
-  session_id: string;
-  source: string;
-  escalated_at: string | null;
-  taken_over_by: string | null;
-  messages: Message[];
-}
+  | Frame<'authenticated'>
+  | (Omit<Frame<'conversations'>, 'items'> & { items: ConversationSummary[] })
+  | Frame<'message'>
+  | Frame<'escalated'>
+  | (Omit<Frame<'ok'>, 'ref'> & { ref: string })
+  | (Omit<Frame<'error'>, 'ref'> & { ref: string | null });
 
 type Json = Record<string, unknown>;
 
@@ -159,13 +136,13 @@ export function parseServerFrame(text: string): ServerFrame | null {
 }
 
 /** `GET /agents/v1/me` */
-export function parseAgent(value: unknown): Agent | null {
+export function parseAgent(value: unknown): AgentIdentity | null {
   if (!isObject(value) || !isString(value.id) || !isString(value.name) || value.name === '') return null;
   return { id: value.id, name: value.name };
 }
 
 /** Parses the transcript document; one without a session id gives `null`. */
-export function parseTranscript(value: unknown): Transcript | null {
+export function parseTranscript(value: unknown): AgentTranscript | null {
   if (!isObject(value)) return null;
   const ref = parseRef(value);
   if (!ref) return null;

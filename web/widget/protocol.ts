@@ -1,67 +1,19 @@
 /**
- * The gateway's widget contract: the config document and the socket frames, with guards that turn
- * untrusted JSON into these types (or `null`), so the rest of the widget never sees a malformed value.
+ * The gateway's widget contract (src/contract/widget-protocol.ts): the config document and the socket
+ * frames, with guards that turn untrusted JSON into these types (or `null`), so the rest of the widget
+ * never sees a malformed value.
  */
+import type { CallToAction, LeadField } from '../../src/contract/chatbot-settings.ts';
+import type { Message } from '../../src/contract/conversation.ts';
+import type {
+  WidgetClientFrame as ClientFrame,
+  WidgetConfig,
+  WidgetServerFrame as ServerFrame,
+} from '../../src/contract/widget-protocol.ts';
 
-/** Who said a transcript line. */
-export type Role = 'user' | 'assistant' | 'agent';
-
-/** A custom lead-form field configured by the chatbot's owner. */
-export interface LeadField {
-  name: string;
-  label: string;
-  required: boolean;
-}
-
-/** A call-to-action button. */
-export interface Cta {
-  id: string;
-  label: string;
-  action: 'link' | 'escalate' | 'message';
-  url?: string;
-  message?: string;
-}
-
-/** `GET /widget/v1/config` */
-export interface WidgetConfig {
-  chatbot_id: string;
-  name: string;
-  title: string;
-  color: string;
-  welcome_message: string;
-  lead_fields: LeadField[];
-  ctas: Cta[];
-  agents_online: boolean;
-}
-
-/** One line of the transcript as the server stores it. */
-export interface HistoryEntry {
-  role: Role;
-  content: string;
-  created_at: string;
-}
-
-/** Server → widget frames. */
-export type ServerFrame =
-  | { type: 'ready'; session_id: string; history: HistoryEntry[] }
-  | { type: 'message'; role: 'assistant' | 'agent'; content: string; created_at: string }
-  | { type: 'typing' }
-  | { type: 'escalated' }
-  | { type: 'lead_saved'; lead_id: string }
-  | { type: 'error'; detail: string };
-
-/** The lead form's submission. */
-export interface LeadFrame {
-  type: 'lead';
-  name: string;
-  email: string;
-  phone: string;
-  custom_data: Record<string, string>;
-}
-
-/** Widget → server frames. */
-export type ClientFrame =
-  { type: 'message'; content: string } | { type: 'escalate' } | { type: 'cta'; id: string } | LeadFrame;
+export type { MessageRole as Role } from '../../src/contract/conversation.ts';
+export type { LeadFrame } from '../../src/contract/widget-protocol.ts';
+export type { CallToAction as Cta, ClientFrame, LeadField, Message as HistoryEntry, ServerFrame, WidgetConfig };
 
 type Json = Record<string, unknown>;
 
@@ -71,7 +23,7 @@ const str = (value: unknown): string => (isString(value) ? value : '');
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? (value as unknown[]) : []);
 const notNull = <T>(value: T | null): value is T => value !== null;
 
-function parseHistoryEntry(value: unknown): HistoryEntry | null {
+function parseHistoryEntry(value: unknown): Message | null {
   if (!isObject(value) || !isString(value.content)) return null;
   const role = value.role;
   if (role !== 'user' && role !== 'assistant' && role !== 'agent') return null;
@@ -117,11 +69,11 @@ function parseLeadField(value: unknown): LeadField | null {
   return { name: value.name, label: str(value.label) || value.name, required: value.required === true };
 }
 
-function parseCta(value: unknown): Cta | null {
+function parseCta(value: unknown): CallToAction | null {
   if (!isObject(value) || !isString(value.id) || !isString(value.label)) return null;
   const { action } = value;
   if (action !== 'link' && action !== 'escalate' && action !== 'message') return null;
-  const cta: Cta = { id: value.id, label: value.label, action };
+  const cta: CallToAction = { id: value.id, label: value.label, action };
   if (isString(value.url)) cta.url = value.url;
   if (isString(value.message)) cta.message = value.message;
   return cta;

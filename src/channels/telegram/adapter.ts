@@ -1,8 +1,8 @@
+import type { Clock } from '../../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { Bot, webhookCallback, type Context } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
-import { ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
@@ -20,6 +20,7 @@ export interface TelegramDeps {
   chatbots: ChatbotStore;
   router: ConversationRouter;
   logger: Logger;
+  clock: Clock;
   /** `TELEGRAM_API_ROOT`: another Bot API server. */
   apiRoot?: string;
   /** `PUBLIC_URL`: when set, webhook mode registers `PUBLIC_URL/channels/telegram/{id}` with Telegram. */
@@ -72,7 +73,7 @@ export class TelegramChannel {
 
   constructor(deps: TelegramDeps) {
     this.deps = deps;
-    this.turns = { name: 'telegram', router: deps.router, logger: deps.logger, typingRenewMs: TYPING_RENEW_MS };
+    this.turns = { name: 'telegram', ...deps, typingRenewMs: TYPING_RENEW_MS };
   }
 
   /** Starts every connected chatbot's bot. */
@@ -206,9 +207,7 @@ export class TelegramChannel {
     sessionId: string,
     content: string,
   ): Promise<void> {
-    const chat = this.chat(running, chatId);
-    if (!chatbot.is_active) return tellFailure(this.turns, chatbot.id, new ValidationError('Chatbot is paused.'), chat);
-    await answerTurn(this.turns, { chatbot, sessionId, content }, chat);
+    await answerTurn(this.turns, { chatbot, sessionId, content }, this.chat(running, chatId));
   }
 
   private chat({ outbound }: Running, chatId: number): ChatLine {
@@ -244,6 +243,7 @@ class Poller {
     this.deps = deps;
     const ttlMs = deps.pollerLeaseMs ?? 30_000;
     this.lease = new LeaseKeeper({
+      clock: deps.clock,
       ttlMs,
       hold: () => deps.store.holdPoller(chatbotId, holder, ttlMs),
       release: () => deps.store.releasePoller(chatbotId, holder),

@@ -1,20 +1,9 @@
 import { Api, GrammyError } from 'grammy';
+import type { TelegramConnectionView, TelegramStatus } from '../../contract/messaging-channels.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../store/signal-bus.ts';
 import type { TelegramStore } from '../../store/telegram-store.ts';
 import { TELEGRAM_TOKEN, telegramWebhookPath } from './config.ts';
-
-/** What connecting prints (the CLI) or answers (the dashboard); path and secret are null when polling. */
-export interface TelegramConnectionView {
-  mode: 'webhook' | 'polling';
-  webhook_path: string | null;
-  secret_token: string | null;
-}
-
-/** A connection as the dashboard shows it: the view plus the bot's username. */
-export interface TelegramStatus extends TelegramConnectionView {
-  bot_username: string | null;
-}
 
 /**
  * Connecting a chatbot to a Telegram bot and disconnecting it, for the CLI and the dashboard alike:

@@ -1,9 +1,8 @@
+import type { Clock } from '../../clock.ts';
 import { randomUUID } from 'node:crypto';
 import type { BaileysEventMap } from '@whiskeysockets/baileys';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
-import { checkMessageText } from '../../conversations/message-text.ts';
-import { ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { VisitorPush } from '../../store/signal-bus.ts';
@@ -23,6 +22,7 @@ export interface WhatsAppDeps {
   router: ConversationRouter;
   control: ConversationControl;
   logger: Logger;
+  clock: Clock;
   socketFactory: WhatsAppSocketFactory;
   /** How long a process's right to run a socket lasts unless renewed (renewed every third of it). */
   leaseMs: number;
@@ -54,7 +54,7 @@ export class WhatsAppChannel {
 
   constructor(deps: WhatsAppDeps) {
     this.deps = deps;
-    this.turns = { name: 'whatsapp', router: deps.router, logger: deps.logger, typingRenewMs: TYPING_RENEW_MS };
+    this.turns = { name: 'whatsapp', ...deps, typingRenewMs: TYPING_RENEW_MS };
   }
 
   /** Starts a device for every chatbot that is linked or linking. */
@@ -99,6 +99,7 @@ export class WhatsAppChannel {
       store: this.deps.store,
       socketFactory: this.deps.socketFactory,
       logger: this.deps.logger,
+      clock: this.deps.clock,
       holder: this.holder,
       leaseMs: this.deps.leaseMs,
       reconnectFirstMs: this.deps.reconnectFirstMs,
@@ -134,12 +135,10 @@ export class WhatsAppChannel {
       }
       if (inbound.kind === 'unsupported') return await this.send(chatbotId, inbound.jid, TEXT_ONLY_NOTICE);
       const chatbot = await this.deps.chatbots.get(chatbotId);
-      if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
-      const content = checkMessageText(inbound.content, 'message');
       // The chat's next message waits only until this one is with its conversation actor.
       void answerTurn(
         this.turns,
-        { chatbot, sessionId: inbound.sessionId, content },
+        { chatbot, sessionId: inbound.sessionId, content: inbound.content },
         this.chat(chatbotId, inbound.jid),
       );
     } catch (error) {

@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock.ts';
 import { DisconnectReason, jidNormalizedUser, type BaileysEventMap } from '@whiskeysockets/baileys';
 import type { Logger } from '../../logger.ts';
 import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
@@ -12,6 +13,7 @@ export interface LinkedDeviceDeps {
   store: WhatsAppStore;
   socketFactory: WhatsAppSocketFactory;
   logger: Logger;
+  clock: Clock;
   /** This process, as a lease holder. */
   holder: string;
   leaseMs: number;
@@ -53,6 +55,7 @@ export class LinkedDevice {
     this.deps = deps;
     this.reconnectMs = deps.reconnectFirstMs ?? RECONNECT_FIRST_MS;
     this.lease = new LeaseKeeper({
+      clock: deps.clock,
       ttlMs: deps.leaseMs,
       hold: () => deps.store.holdSocket(chatbotId, deps.holder, deps.leaseMs),
       release: () => deps.store.releaseSocket(chatbotId, deps.holder),

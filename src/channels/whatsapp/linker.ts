@@ -1,11 +1,9 @@
 import QRCode from 'qrcode';
+import type { WhatsAppStatus } from '../../contract/messaging-channels.ts';
 import { ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../store/signal-bus.ts';
 import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { pairingPhone } from './config.ts';
-
-/** A connection as the dashboard shows it: the QR code also drawn, as an SVG data URL. */
-export type WhatsAppStatus = WhatsAppConnection & { qr_image: string | null };
 
 /**
  * Linking a chatbot's WhatsApp account, for the CLI and the dashboard alike: a link request is

@@ -115,7 +115,6 @@ export class WidgetAdapter implements SocketRoute {
   private async message(visitor: Visitor, content: string): Promise<void> {
     const { chatbotId, sessionId } = visitor;
     const chatbot = await this.deps.chatbots.get(chatbotId);
-    if (!chatbot.is_active) throw new ValidationError('Chatbot is paused.');
     const outbound = this.deps.outbound;
     // A typing frame that cannot be pushed is only cosmetic: logged at debug level, the turn goes on.
     const onTyping = () =>

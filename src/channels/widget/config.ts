@@ -1,3 +1,4 @@
+import type { WidgetConfig } from '../../contract/widget-protocol.ts';
 import type { Chatbot } from '../../store/chatbot-store.ts';
 
 /** Where the widget's socket and its configuration are served. */
@@ -15,18 +16,6 @@ export const READY_HISTORY_LIMIT = 200;
 export const WIDGET_SESSION_TTL_SECONDS = 3600;
 
 /** What the widget script needs to render a chatbot: public settings only, no prompt, no ids but its own. */
-export interface WidgetConfig {
-  chatbot_id: string;
-  name: string;
-  title: string;
-  color: string;
-  welcome_message: string;
-  lead_fields: Chatbot['settings']['lead_fields'];
-  ctas: Chatbot['settings']['ctas'];
-  /** Whether a human agent is online now; when not, the widget offers the lead form on escalation. */
-  agents_online: boolean;
-}
-
 export function widgetConfig(chatbot: Chatbot, agentsOnline: boolean): WidgetConfig {
   const { widget, lead_fields, ctas } = chatbot.settings;
   return {

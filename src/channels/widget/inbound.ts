@@ -1,5 +1,7 @@
+import type { WidgetClientFrame } from '../../contract/widget-protocol.ts';
 import { checkMessageText } from '../../conversations/message-text.ts';
 import { ValidationError } from '../../errors.ts';
+import type { FrameFields } from '../../http/socket-frame.ts';
 import type { LeadInput } from '../../leads/lead-capture.ts';
 
 /** What a visitor's frame asks for, in the project's own terms. */
@@ -14,7 +16,7 @@ export type WidgetCommand =
  * field is a ValidationError whose detail names the problem; the socket answers it with an error
  * frame and stays open.
  */
-export function parseWidgetFrame(fields: Record<string, unknown>): WidgetCommand {
+export function parseWidgetFrame(fields: FrameFields<WidgetClientFrame>): WidgetCommand {
   switch (fields.type) {
     case 'message':
       return { kind: 'message', content: checkMessageText(fields.content, 'content') };

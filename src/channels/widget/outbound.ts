@@ -1,14 +1,8 @@
 import type { WebSocket } from 'ws';
+import type { Message } from '../../contract/conversation.ts';
+import type { WidgetServerFrame } from '../../contract/widget-protocol.ts';
 import type { SocketServer } from '../../http/socket-server.ts';
-import type { StoredMessage } from '../../store/conversation-store.ts';
 import type { SignalBus, VisitorPush } from '../../store/signal-bus.ts';
-
-/** Frames the gateway sends to the widget (DESIGN.md's protocol). */
-export type WidgetFrame =
-  | { type: 'ready'; session_id: string; history: StoredMessage[] }
-  | VisitorPush
-  | { type: 'lead_saved'; lead_id: string }
-  | { type: 'error'; detail: string };
 
 /**
  * Everything sent to visitors' widgets. A session may have sockets in several tabs and several
@@ -45,8 +39,8 @@ export class WidgetOutbound {
    * Sends the ready frame, then what was pushed meanwhile, less any message the history already
    * holds (it was stored before the history was read and pushed after the socket was registered).
    */
-  ready(chatbotId: string, sessionId: string, socket: WebSocket, history: StoredMessage[]): void {
-    this.sockets.send(socket, { type: 'ready', session_id: sessionId, history });
+  ready(chatbotId: string, sessionId: string, socket: WebSocket, history: Message[]): void {
+    this.send(socket, { type: 'ready', session_id: sessionId, history });
     const members = this.sessions.get(sessionKey(chatbotId, sessionId));
     const held = members?.get(socket);
     if (!members || !held) return;
@@ -54,7 +48,7 @@ export class WidgetOutbound {
     const seen = new Set(history.map((m) => `${m.role}\n${m.created_at}\n${m.content}`));
     for (const push of held) {
       if (push.type === 'message' && seen.has(`${push.role}\n${push.created_at}\n${push.content}`)) continue;
-      this.sockets.send(socket, push);
+      this.send(socket, push);
     }
   }
 
@@ -69,12 +63,12 @@ export class WidgetOutbound {
     if (!members) return;
     for (const [socket, held] of members) {
       if (held) held.push(push);
-      else this.sockets.send(socket, push);
+      else this.send(socket, push);
     }
   }
 
-  /** To one socket only. */
-  send(socket: WebSocket, frame: WidgetFrame): void {
+  /** To one socket only: every frame to a widget goes out here, as the contract's (src/contract/). */
+  send(socket: WebSocket, frame: WidgetServerFrame): void {
     this.sockets.send(socket, frame);
   }
 

@@ -247,6 +247,22 @@ t.test('a paused chatbot answers with a notice; 429 is retried after retry_after
   t.ok(retried!.at - failed!.at >= 950, `waited retry_after (${retried!.at - failed!.at} ms)`);
 });
 
+// Issue 19: the 4,000-character limit lived in the other channels only; a Telegram message (up to
+// 4,096 characters) went to the AI whole.
+t.test('a message over 4,000 characters is refused with the same rule as on every channel', async (t) => {
+  const { bot, token, secret } = await connected('Long');
+  const calls = openai.requests.length;
+  await post(bot.id, secret, textUpdate(nextUpdate++, 1201, 'x'.repeat(4001)));
+  await until(() => sent(token).length === 1, 'the notice');
+  t.same(sent(token), [[1201, 'message must be at most 4000 characters.']]);
+  t.equal(openai.requests.length, calls, 'the AI was not asked');
+  await t.rejects(
+    services.conversations.transcript(bot.id, 'tg_1201'),
+    { name: 'NotFoundError', message: 'Conversation not found.' },
+    'nothing stored',
+  );
+});
+
 t.test('polling mode: one gateway polls, updates are answered, disconnect stops it', async (t) => {
   const bot = await services.chatbots.create(owner.user.id, { name: 'Poller' });
   const token = telegram.addBot('poller_bot');

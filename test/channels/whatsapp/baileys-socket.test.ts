@@ -34,6 +34,7 @@ t.test("Baileys' socket speaks WhatsApp Web's handshake and the device reconnect
     store,
     socketFactory: baileysSocketFactory({ waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat` }),
     logger: createLogger('silent'),
+    clock: systemClock,
     holder: 'test-process',
     leaseMs: 30_000,
     reconnectFirstMs: 200,

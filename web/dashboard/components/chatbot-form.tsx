@@ -1,14 +1,8 @@
 import { useState } from 'preact/hooks';
-import type { Chatbot, Provider } from '../types.ts';
+import type { Chatbot, NewChatbotBody, Provider } from '../types.ts';
 
 /** The fields of a chatbot the owner edits, as the management API names them. */
-export interface ChatbotFields {
-  name: string;
-  provider: Provider;
-  model: string;
-  system_prompt: string;
-  fallback_message: string;
-}
+export type ChatbotFields = Required<Omit<NewChatbotBody, 'provider'>> & { provider: Provider };
 
 const PROVIDERS: Array<[Provider, string]> = [
   ['chatgpt', 'ChatGPT (OpenAI)'],

@@ -5,7 +5,7 @@ import { CreateNamed } from '../components/create-named.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
 import { formatTime } from '../format.ts';
-import type { Agent } from '../types.ts';
+import type { Agent, CreatedAgent, NewAgentBody } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 
 /** Human agents: create one (its console token shown once), list, revoke; a link to the console. */
@@ -14,7 +14,7 @@ export function AgentsPage() {
   const action = useAction();
   const [token, setToken] = useState<{ name: string; token: string } | undefined>(undefined);
   const create = async (name: string) => {
-    const agent = await action.run(() => send<{ name: string; token: string }>('POST', '/agents', { name }));
+    const agent = await action.run(() => send<CreatedAgent>('POST', '/agents', { name } satisfies NewAgentBody));
     if (agent) setToken(agent);
     await agents.reload();
     return agent !== undefined;

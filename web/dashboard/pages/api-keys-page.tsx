@@ -5,7 +5,7 @@ import { CreateNamed } from '../components/create-named.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
 import { formatTime } from '../format.ts';
-import type { ApiKey, CreatedKey } from '../types.ts';
+import type { ApiKey, CreatedKey, NewApiKeyBody } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 
 /**
@@ -18,7 +18,7 @@ export function ApiKeysPage() {
   const action = useAction();
   const [created, setCreated] = useState<CreatedKey | undefined>(undefined);
   const create = async (name: string) => {
-    const key = await action.run(() => send<CreatedKey>('POST', '/keys', { name }));
+    const key = await action.run(() => send<CreatedKey>('POST', '/keys', { name } satisfies NewApiKeyBody));
     if (key) setCreated(key);
     await keys.reload();
     return key !== undefined;

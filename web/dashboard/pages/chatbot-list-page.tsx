@@ -4,7 +4,7 @@ import { ChatbotForm, filledFields } from '../components/chatbot-form.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { formatTime } from '../format.ts';
 import { href, navigate } from '../router.ts';
-import type { Chatbot } from '../types.ts';
+import type { Chatbot, NewChatbotBody } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 
 /** Every chatbot of the owner, and the form for a new one. */
@@ -31,7 +31,11 @@ export function ChatbotListPage() {
             busy={action.busy}
             onSubmit={(fields) =>
               void action.run(async () => {
-                const created = await send<Chatbot>('POST', '/chatbots', filledFields(fields));
+                const created = await send<Chatbot>(
+                  'POST',
+                  '/chatbots',
+                  filledFields(fields) satisfies Partial<NewChatbotBody>,
+                );
                 navigate(href('chatbots', created.id, 'sources'));
               })
             }

@@ -3,7 +3,7 @@ import { ChatbotForm } from '../components/chatbot-form.tsx';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { Notice } from '../components/notice.tsx';
 import { href, navigate } from '../router.ts';
-import type { Chatbot } from '../types.ts';
+import type { Chatbot, ChatbotPatchBody } from '../types.ts';
 import { useAction } from '../use-resource.ts';
 import { useState } from 'preact/hooks';
 import { RetrievalCard } from './retrieval-card.tsx';
@@ -12,7 +12,7 @@ import { RetrievalCard } from './retrieval-card.tsx';
 export function ChatbotSettingsPage({ chatbot, onChanged }: { chatbot: Chatbot; onChanged: () => Promise<void> }) {
   const action = useAction();
   const [saved, setSaved] = useState('');
-  const save = (patch: object, message: string) =>
+  const save = (patch: ChatbotPatchBody, message: string) =>
     void action.run(async () => {
       setSaved('');
       await send('PATCH', `/chatbots/${chatbot.id}`, patch);

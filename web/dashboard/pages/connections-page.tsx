@@ -3,7 +3,7 @@ import { send } from '../api.ts';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { formatTime } from '../format.ts';
-import type { Connection, ConnectionService } from '../types.ts';
+import type { Connection, ConnectionService, NewConnectionBody } from '../types.ts';
 import { useAction, useResource, type Resource } from '../use-resource.ts';
 
 /** Services only the operator's CLI connects (the page lists their connections, it offers no form). */
@@ -103,7 +103,7 @@ function TokenForm({ service, onConnected }: { service: ConnectionService; onCon
   const connect = async (event: Event) => {
     event.preventDefault();
     const made = await action.run(() =>
-      send<Connection>('POST', '/connections', { service: service.service, token, label }),
+      send<Connection>('POST', '/connections', { service: service.service, token, label } satisfies NewConnectionBody),
     );
     if (!made) return;
     setToken('');

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { send } from '../api.ts';
 import { Notice } from '../components/notice.tsx';
-import type { SessionInfo } from '../types.ts';
+import type { InviteBody, SessionInfo } from '../types.ts';
 import { useAction } from '../use-resource.ts';
 
 /** Sets the password an invitation link asked for (typed twice), then signs the owner in. */
@@ -15,7 +15,7 @@ export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (
       action.setError('The two passwords differ.');
       return;
     }
-    const info = await action.run(() => send<SessionInfo>('POST', '/invite', { token, password }));
+    const info = await action.run(() => send<SessionInfo>('POST', '/invite', { token, password } satisfies InviteBody));
     if (info) onSignedIn(info);
   };
   return (

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { send } from '../api.ts';
 import { Notice } from '../components/notice.tsx';
-import type { Chatbot, Settings } from '../types.ts';
+import type { Chatbot, Settings, SettingsPatch } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 
 /** How the chatbot searches its sources: query rewrite on or off (`bot configure --query-rewrite`), saved at once. */
@@ -17,7 +17,7 @@ export function RetrievalCard({ chatbot }: { chatbot: Chatbot }) {
     setPending(on);
     void action
       .run(async () => {
-        await send('PATCH', path, { retrieval: { query_rewrite: on } });
+        await send('PATCH', path, { retrieval: { query_rewrite: on } } satisfies SettingsPatch);
         await settings.reload();
         setSaved(on ? 'Query rewrite is on.' : 'Query rewrite is off.');
       })

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { send } from '../api.ts';
 import { Notice } from '../components/notice.tsx';
-import type { SessionInfo } from '../types.ts';
+import type { SessionInfo, SignInBody } from '../types.ts';
 import { useAction } from '../use-resource.ts';
 
 /** Email and password; the server's detail text on failure (wrong credentials, rate limit). */
@@ -11,7 +11,9 @@ export function SignInPage({ note, onSignedIn }: { note: string; onSignedIn: (in
   const action = useAction();
   const submit = async (event: Event) => {
     event.preventDefault();
-    const info = await action.run(() => send<SessionInfo>('POST', '/session', { email, password }));
+    const info = await action.run(() =>
+      send<SessionInfo>('POST', '/session', { email, password } satisfies SignInBody),
+    );
     if (info) onSignedIn(info);
   };
   return (

@@ -7,7 +7,16 @@ import { Loading, Notice } from '../components/notice.tsx';
 import { RefreshSelect, SourceSync } from '../components/source-sync.tsx';
 import { formatTime, plural } from '../format.ts';
 import { href } from '../router.ts';
-import type { Chatbot, Connection, ConnectorType, Refresh, Source, SyncStarted } from '../types.ts';
+import type {
+  Chatbot,
+  Connection,
+  ConnectorType,
+  NewSourceBody,
+  Refresh,
+  Source,
+  SourcePatchBody,
+  SyncStarted,
+} from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { RetrievalProbe } from './retrieval-probe.tsx';
 
@@ -73,13 +82,13 @@ export function SourcesPage({ chatbot }: { chatbot: Chatbot }) {
   });
   const action = useAction();
   const [uploads, setUploads] = useState<string[]>([]);
-  const add = async (body: Record<string, string>) => {
+  const add = async (body: NewSourceBody) => {
     const added = await action.run(() => send<Source>('POST', path, body));
     await sources.reload();
     return added !== undefined;
   };
   const setRefresh = async (source: Source, refresh: Refresh) => {
-    await action.run(() => send<Source>('PATCH', `/sources/${source.id}`, { refresh }));
+    await action.run(() => send<Source>('PATCH', `/sources/${source.id}`, { refresh } satisfies SourcePatchBody));
     await sources.reload();
   };
   const syncNow = async (source: Source) => {
@@ -267,7 +276,7 @@ function TextForm({ busy, onAdd }: { busy: boolean; onAdd: (text: string, title:
  * service with more than one of the owner's connections — which connection reads it. Without a
  * connection of the service, it sends the owner to the Connections page first.
  */
-function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: Record<string, string>) => Promise<boolean> }) {
+function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: NewSourceBody) => Promise<boolean> }) {
   const connections = useResource<Connection[]>('/connections');
   const [type, setType] = useState<ConnectorType>('youtube');
   const [url, setUrl] = useState('');
@@ -282,7 +291,7 @@ function ConnectorForm({ busy, onAdd }: { busy: boolean; onAdd: (body: Record<st
   const stale = own.find((c) => c.id === connectionId)?.status === 'needs_reauth';
   const submit = (event: Event) => {
     event.preventDefault();
-    const body: Record<string, string> = { type, url, refresh };
+    const body: NewSourceBody = { type, url, refresh };
     if (own.length > 1) body.connection_id = connectionId;
     void onAdd(body).then((added) => added && setUrl(''));
   };

@@ -5,7 +5,7 @@ import { CopyField } from '../components/copy-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { publicBase } from '../format.ts';
 import { useSession } from '../session-context.ts';
-import type { Channels, Chatbot } from '../types.ts';
+import type { Channels, Chatbot, TelegramConnectBody } from '../types.ts';
 import { useAction, type Resource } from '../use-resource.ts';
 
 /**
@@ -20,7 +20,7 @@ export function TelegramPanel({ chatbot, channels }: { chatbot: Chatbot; channel
   const { session } = useSession();
   const connect = async (event: Event) => {
     event.preventDefault();
-    const done = await action.run(() => send('PUT', `${path}/telegram`, { token, mode }));
+    const done = await action.run(() => send('PUT', `${path}/telegram`, { token, mode } satisfies TelegramConnectBody));
     if (done) setToken('');
     await channels.reload();
   };

@@ -4,7 +4,7 @@ import { ConfirmButton } from '../components/confirm-button.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { href, navigate } from '../router.ts';
-import { EVENT_NAMES, type Chatbot, type Delivery, type Webhook } from '../types.ts';
+import { EVENT_NAMES, type Chatbot, type Delivery, type TestEventBody, type Webhook } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { DeliveryLog } from './delivery-log.tsx';
 
@@ -21,7 +21,7 @@ export function WebhookDetail({ chatbot, webhookId }: { chatbot: Chatbot; webhoo
   });
   const action = useAction();
   const [revealed, setRevealed] = useState(false);
-  const [testEvent, setTestEvent] = useState(EVENT_NAMES[0]!);
+  const [testEvent, setTestEvent] = useState<string>(EVENT_NAMES[0]);
   if (!webhook.data) return <Loading error={webhook.error} />;
   const hook = webhook.data;
   return (
@@ -69,7 +69,9 @@ export function WebhookDetail({ chatbot, webhookId }: { chatbot: Chatbot; webhoo
             class="button send-test"
             disabled={action.busy}
             onClick={() =>
-              void action.run(() => send('POST', `${path}/test`, { event: testEvent })).then(deliveries.reload)
+              void action
+                .run(() => send('POST', `${path}/test`, { event: testEvent } satisfies TestEventBody))
+                .then(deliveries.reload)
             }
           >
             Send test event

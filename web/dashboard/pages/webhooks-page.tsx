@@ -4,7 +4,7 @@ import { Loading, Notice } from '../components/notice.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
 import { formatTime } from '../format.ts';
 import { href } from '../router.ts';
-import { EVENT_NAMES, type Chatbot, type Webhook } from '../types.ts';
+import { EVENT_NAMES, type Chatbot, type NewWebhookBody, type Webhook, type WebhookWithSecret } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { WebhookDetail } from './webhook-detail.tsx';
 
@@ -18,9 +18,11 @@ function WebhookList({ chatbot }: { chatbot: Chatbot }) {
   const path = `/chatbots/${chatbot.id}/webhooks`;
   const webhooks = useResource<Webhook[]>(path);
   const action = useAction();
-  const [created, setCreated] = useState<Webhook | undefined>(undefined);
+  const [created, setCreated] = useState<WebhookWithSecret | undefined>(undefined);
   const create = async (url: string, events: string[]) => {
-    const hook = await action.run(() => send<Webhook>('POST', path, { url, events }));
+    const hook = await action.run(() =>
+      send<WebhookWithSecret>('POST', path, { url, events } satisfies NewWebhookBody),
+    );
     if (hook) setCreated(hook);
     await webhooks.reload();
     return hook !== undefined;

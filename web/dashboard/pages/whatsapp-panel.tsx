@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { send } from '../api.ts';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
-import type { Channels, Chatbot } from '../types.ts';
+import type { Channels, Chatbot, WhatsAppLinkBody } from '../types.ts';
 import { useAction, type Resource } from '../use-resource.ts';
 
 /**
@@ -16,7 +16,7 @@ export function WhatsAppPanel({ chatbot, channels }: { chatbot: Chatbot; channel
   const [phone, setPhone] = useState('');
   const link = async (event: Event) => {
     event.preventDefault();
-    await action.run(() => send('PUT', `${path}/whatsapp`, phone.trim() ? { phone } : {}));
+    await action.run(() => send('PUT', `${path}/whatsapp`, (phone.trim() ? { phone } : {}) satisfies WhatsAppLinkBody));
     await channels.reload();
   };
   if (!channels.data) return <Loading error={channels.error} />;

@@ -4,7 +4,7 @@ import { CopyField } from '../components/copy-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { publicBase } from '../format.ts';
 import { useSession } from '../session-context.ts';
-import type { Chatbot, Settings } from '../types.ts';
+import type { Chatbot, Settings, SettingsPatch } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { AppearanceCard, EscalationCard, OriginsCard } from './widget-cards.tsx';
 import { CtaEditor, LeadFieldsEditor } from './widget-editors.tsx';
@@ -43,7 +43,7 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
         ...draft,
         allowed_origins: lines(origins),
         escalation: { ...draft.escalation, keywords: keywordList.filter(Boolean) },
-      };
+      } satisfies SettingsPatch;
       await send('PATCH', path, patch);
       await settings.reload();
       setSaved('Widget settings saved.');
