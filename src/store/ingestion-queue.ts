@@ -21,7 +21,7 @@ export interface IngestionClaim {
 // KEYS: queue, leases, paused, tokens. ARGV: now µs, limit, lease until µs, token.
 // Expired leases (a process died mid-ingestion, or lost its lease) go back to the head of the queue
 // first, then up to `limit` queued sources are leased - none while ingestion is paused (a
-// re-embedding copies chunks). Each claim counts an attempt, so a source that keeps killing its
+// re-embedding copies chunks), and none for a limit of 0 (ZRANGE 0 -1 would be all of them). Each claim counts an attempt, so a source that keeps killing its
 // worker can be failed instead of retried for ever.
 const CLAIM = new LuaScript(`
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
@@ -30,7 +30,7 @@ for _, member in ipairs(expired) do
   redis.call('HDEL', KEYS[4], member)
   redis.call('ZADD', KEYS[1], 0, member)
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
+if redis.call('EXISTS', KEYS[3]) == 1 or tonumber(ARGV[2]) < 1 then return {} end
 local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 local out = {}
 for _, member in ipairs(members) do

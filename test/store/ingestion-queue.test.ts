@@ -1,0 +1,29 @@
+import t from 'tap';
+import { createLogger } from '../../src/logger.ts';
+import { IngestionQueue } from '../../src/store/ingestion-queue.ts';
+import { connectRedis } from '../../src/store/redis-client.ts';
+import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { startRedis } from '../support/redis-server.ts';
+
+const server = await startRedis();
+const redis = await connectRedis({ url: server.url }, createLogger('silent'));
+t.teardown(async () => {
+  await redis.close();
+  await server.stop();
+});
+const queue = new IngestionQueue(redis, new RedisKeys('sb:'));
+
+// A claim for 0 sources leased every queued source (`ZRANGE queue 0 -1`).
+t.test('a claim for no source leases none, and still puts expired leases back', async (t) => {
+  await queue.enqueue('bot', 'a', 1);
+  await queue.enqueue('bot', 'b', 2);
+  const held = await queue.claimOne('bot', 'b', 1000, 1);
+  t.ok(held);
+  t.same(await queue.claim(0, 5000, 60_000), []);
+  t.same(await queue.state(5000), { queued: 2, running: 0, paused: false }, 'b is back in the queue');
+  t.same(
+    (await queue.claim(1, 6000, 60_000)).map((c) => [c.sourceId, c.interrupted]),
+    [['b', 1]],
+    'expired first, its interrupted claim counted',
+  );
+});
