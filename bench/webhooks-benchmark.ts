@@ -16,7 +16,7 @@ import got from 'got';
 import { dispatcherFromConfig } from '../src/actors/webhook-dispatcher.ts';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
-import { messageReceived } from '../src/events/webhook-event.ts';
+import { messageReceived } from '../src/webhooks/webhook-event.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { connectRedis, type RedisClient } from '../src/store/redis-client.ts';

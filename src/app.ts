@@ -1,6 +1,6 @@
 import type { Server } from 'restify';
 import { ConversationRouter } from './actors/conversation-router.ts';
-import { ingestionWorkerFor, type IngestionWorker } from './actors/ingestion-worker.ts';
+import { ingestionWorkerFor, type IngestionWorker } from './sources/ingestion-worker.ts';
 import { randomUUID } from 'node:crypto';
 import { ConnectorReader } from './sources/connector-reader.ts';
 import { connectorLimits } from './sources/connectors/connector-settings.ts';
@@ -8,7 +8,7 @@ import { dispatcherFromConfig, type WebhookDispatcher } from './actors/webhook-d
 import { systemClock, type Clock } from './clock.ts';
 import { TurnPipeline } from './conversations/turn-pipeline.ts';
 import type { Config } from './config.ts';
-import type { EventSink } from './events/webhook-event.ts';
+import type { EventSink } from './webhooks/webhook-event.ts';
 import { closeGracefully, createHttpServer, listen } from './http/http-server.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerPublicApi } from './http/public-api.ts';
@@ -33,7 +33,7 @@ import type { Logger } from './logger.ts';
 import type { Egress } from './net/ssrf-guard.ts';
 import type { Retriever } from './rag/retriever.ts';
 import { NotFoundError } from './errors.ts';
-import { createEmbedder, openRetrieval, settleEmbeddingSpace } from './rag/retrieval.ts';
+import { createEmbedder, openRetrieval, settleEmbeddingSpace } from './rag/retrieval-setup.ts';
 import { ServedRetrieval } from './rag/served-retrieval.ts';
 import { TurnRetrieval } from './rag/turn-retrieval.ts';
 import { createSearchIndex } from './rag/redis-search-engine.ts';

@@ -2,7 +2,7 @@ import { startApp } from './app.ts';
 import { ListenError } from './http/http-server.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
-import { UnservableEmbeddingSpaceError } from './rag/retrieval.ts';
+import { UnservableEmbeddingSpaceError } from './rag/retrieval-setup.ts';
 import { ManagedRedisError } from './store/managed-redis.ts';
 import { RedisUnreachableError } from './store/redis-client.ts';
 

@@ -1,7 +1,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { ConversationControl } from './conversations/conversation-control.ts';
-import type { EventSink } from './events/webhook-event.ts';
+import type { EventSink } from './webhooks/webhook-event.ts';
 import { TelegramReplies } from './channels/telegram/outbound.ts';
 import type { Logger } from './logger.ts';
 import { AccountStore } from './store/account-store.ts';

@@ -2,6 +2,7 @@ import type { ChatbotDetailView, ChatbotListView } from './contract/chatbot.ts';
 import type { ConnectionView, DashboardConnection } from './contract/connection.ts';
 import type { KnowledgeStatus } from './contract/knowledge.ts';
 import type { OperatorSource, SourceSyncState, SourceView } from './contract/source.ts';
+import type { HybridHit } from './rag/search-engine.ts';
 import type { Chatbot } from './store/chatbot-store.ts';
 import type { Connection } from './store/connection-store.ts';
 import type { Source } from './store/source-store.ts';
@@ -87,5 +88,26 @@ export function embeddingStatusView(
           error: migration.error ?? null,
         }
       : null,
+  };
+}
+
+/**
+ * What `retrieve` shows (the CLI command and the dashboard's "try a question"): the engine, and the
+ * fused results in rank order with each method's rank and score and the passage itself.
+ */
+export function retrievalView(engine: string, hits: HybridHit[]) {
+  return {
+    engine,
+    results: hits.map((hit, i) => ({
+      rank: i + 1,
+      score: hit.score,
+      text: hit.text ?? null,
+      vector: hit.vector ?? null,
+      chunk_id: hit.chunk.id,
+      source_id: hit.chunk.sourceId,
+      title: hit.chunk.title,
+      url: hit.chunk.url,
+      content: hit.chunk.content,
+    })),
   };
 }

@@ -2,7 +2,7 @@ import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DomainError } from '../errors.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { SearchEngineUnavailableError } from '../rag/retrieval.ts';
+import { SearchEngineUnavailableError } from '../rag/retrieval-setup.ts';
 import { createServices, type Services } from '../services.ts';
 import { ManagedRedisError } from '../store/managed-redis.ts';
 import { openRedis, RedisUnreachableError, type RedisClient } from '../store/redis-client.ts';

@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { openRetrieval } from '../rag/retrieval.ts';
+import { openRetrieval } from '../rag/retrieval-setup.ts';
 import { ChunkStore } from '../store/chunk-store.ts';
-import { retrievalView } from '../rag/retrieval-view.ts';
 import type { Services } from '../services.ts';
 import type { Source } from '../store/source-store.ts';
-import { operatorSourceSyncView } from '../views.ts';
+import { operatorSourceSyncView, retrievalView } from '../views.ts';
 import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
 import { createProgressDisplay } from './progress-display.ts';

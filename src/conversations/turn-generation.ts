@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { LlmProviders } from '../llm/llm-providers.ts';
 import type { Logger } from '../logger.ts';
 import { callMetrics, elapsedMs, reportTurnMetrics, type TurnMetrics } from '../metrics/turn-metrics.ts';
-import { buildPrompt, randomFenceNonce } from '../rag/prompt-builder.ts';
+import { buildPrompt, randomFenceNonce } from './prompt-builder.ts';
 import type { TurnRetrieval } from '../rag/turn-retrieval.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';

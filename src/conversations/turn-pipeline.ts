@@ -2,7 +2,7 @@ import type { EscalationRules } from '../chatbots/chatbot-settings.ts';
 import type { Clock } from '../clock.ts';
 import { ProviderError, RateLimitError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { HISTORY_SIZE } from '../rag/prompt-builder.ts';
+import { HISTORY_SIZE } from './prompt-builder.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { ConversationStore, StoredMessage, TurnStart } from '../store/conversation-store.ts';
 import type { QuotaStore } from '../store/quota-store.ts';

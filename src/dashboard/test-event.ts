@@ -7,7 +7,7 @@ import {
   leadCaptured,
   messageReceived,
   type WebhookEvent,
-} from '../events/webhook-event.ts';
+} from '../webhooks/webhook-event.ts';
 import { formatTimestamp } from '../timestamp.ts';
 
 /**

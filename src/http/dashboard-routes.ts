@@ -3,7 +3,7 @@ import type { Request, Response, Server } from 'restify';
 import type { Clock } from '../clock.ts';
 import { OwnedResources } from '../dashboard/owned-resources.ts';
 import type { TrustedProxies } from '../net/trusted-proxies.ts';
-import type { Retrieval } from '../rag/retrieval.ts';
+import type { Retrieval } from '../rag/retrieval-setup.ts';
 import type { Services } from '../services.ts';
 import { resolveChatbot, resolveWebhook, type DashboardApi } from './dashboard-api.ts';
 import { registerDashboardAuthRoutes } from './dashboard-auth-routes.ts';
@@ -40,7 +40,7 @@ const DASHBOARD_POLICY = contentSecurityPolicy([
   "frame-ancestors 'none'",
 ]);
 
-const WEB = new URL('../../web/dashboard/', import.meta.url);
+const WEB = new URL('../../web/dashboard', import.meta.url);
 
 /**
  * The owner dashboard: the web app at `/dashboard` (page, script, stylesheet) and its JSON

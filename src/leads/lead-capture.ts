@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
-import type { PendingEntry } from '../events/pending-event.ts';
+import type { PendingEntry } from '../webhooks/pending-event.ts';
 import type { Chatbot } from '../store/chatbot-store.ts';
 import type { Lead, LeadStore } from '../store/lead-store.ts';
 import { formatTimestamp } from '../timestamp.ts';

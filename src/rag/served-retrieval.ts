@@ -3,7 +3,7 @@ import type { ChunkStore } from '../store/chunk-store.ts';
 import type { SpaceSetting } from '../store/embedding-space-store.ts';
 import type { Embedder } from './embedder.ts';
 import type { HybridRetriever } from './hybrid-retriever.ts';
-import type { Retrieval } from './retrieval.ts';
+import type { Retrieval } from './retrieval-setup.ts';
 import type { RetrievalIndex } from './retrieval-index.ts';
 import type { RetrievedChunk, Retriever } from './retriever.ts';
 import type { SearchEngine } from './search-engine.ts';

@@ -11,7 +11,7 @@ import type { RedisClient } from '../store/redis-client.ts';
 import type { RedisKeys } from '../store/redis-keys.ts';
 import type { Embedder } from './embedder.ts';
 import { copySpace, dropSpace, MixedDimensionsError } from './space-chunks.ts';
-import { dimensionsOf } from './retrieval.ts';
+import { dimensionsOf } from './retrieval-setup.ts';
 
 /** The re-embedding lost its lease (Redis unreachable for a while, or another gateway took it over). */
 class LeaseLostError extends Error {

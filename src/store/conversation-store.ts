@@ -7,7 +7,7 @@ import type {
 } from '../contract/conversation.ts';
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import type { StoredPendingEntry } from '../events/pending-event.ts';
+import type { StoredPendingEntry } from '../webhooks/pending-event.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import {
   APPEND_AGENT,
@@ -60,11 +60,11 @@ export type TurnStart =
     };
 
 /** What became of a reply at the end of a turn. */
-export type TurnOutcomeInStore = 'stored' | 'discarded' | 'lost-lease';
+export type ReplyFate = 'stored' | 'discarded' | 'lost-lease';
 
 /** The end of a turn: what became of the reply, when it was stored, and the fallback streak. */
 export interface TurnEnd {
-  outcome: TurnOutcomeInStore;
+  outcome: ReplyFate;
   createdAt: string;
   /** Consecutive fallback replies, this one included (0 when the reply was not the fallback). */
   fallbackStreak: number;
@@ -217,7 +217,7 @@ export class ConversationStore {
         this.keys.conversationsOf(chatbotId),
       ],
       [token, json, now, reply?.fallback ? '1' : '0'],
-    )) as [TurnOutcomeInStore, number];
+    )) as [ReplyFate, number];
     return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
   }
 

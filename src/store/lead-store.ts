@@ -1,5 +1,5 @@
 import type { Lead } from '../contract/lead.ts';
-import type { StoredPendingEntry } from '../events/pending-event.ts';
+import type { StoredPendingEntry } from '../webhooks/pending-event.ts';
 import { LuaScript } from './lua-script.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { StoredPendingEntry } from '../events/pending-event.ts';
+import type { StoredPendingEntry } from '../webhooks/pending-event.ts';
 import { LuaScript } from './lua-script.ts';
 import { readPastCache, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';

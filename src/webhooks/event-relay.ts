@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.ts';
-import { eventKey, eventsOf, UnreadableEntryError, type StoredPendingEntry } from '../events/pending-event.ts';
-import type { EventSink } from '../events/webhook-event.ts';
+import { eventKey, eventsOf, UnreadableEntryError, type StoredPendingEntry } from './pending-event.ts';
+import type { EventSink } from './webhook-event.ts';
 import type { Logger } from '../logger.ts';
 import type { PendingEventStore } from '../store/pending-event-store.ts';
 

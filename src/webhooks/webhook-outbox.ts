@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { EventSink, WebhookEvent } from '../events/webhook-event.ts';
+import type { EventSink, WebhookEvent } from './webhook-event.ts';
 import type { DeliveryStore } from '../store/delivery-store.ts';
 import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { WebhookDispatcher } from '../../src/actors/webhook-dispatcher.ts';
-import { conversationStarted } from '../../src/events/webhook-event.ts';
+import { conversationStarted } from '../../src/webhooks/webhook-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { DeliveryStore, type ClaimedDelivery } from '../../src/store/delivery-store.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { contextBlock, identityRules } from '../../src/rag/prompt-builder.ts';
+import { contextBlock, identityRules } from '../../src/conversations/prompt-builder.ts';
 import { REWRITE_INSTRUCTIONS } from '../../src/rag/query-rewrite.ts';
 import { countWords, fakeGemini, fakeOllama, fakeOpenAi, type RecordedRequest } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { contextBlock, identityRules } from '../../src/rag/prompt-builder.ts';
+import { contextBlock, identityRules } from '../../src/conversations/prompt-builder.ts';
 import type { RetrievedChunk } from '../../src/rag/retriever.ts';
 import { fakeGemini, fakeOllama, fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';

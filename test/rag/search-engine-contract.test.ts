@@ -7,7 +7,7 @@ import type { ChunkRecord } from '../../src/rag/chunk.ts';
 import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
 import { LocalEmbedder } from '../../src/rag/local-embedder.ts';
 import { RedisSearchEngine } from '../../src/rag/redis-search-engine.ts';
-import { probeQueryEngine } from '../../src/rag/retrieval.ts';
+import { probeQueryEngine } from '../../src/rag/retrieval-setup.ts';
 import { RetrievalIndex } from '../../src/rag/retrieval-index.ts';
 import type { SearchEngine } from '../../src/rag/search-engine.ts';
 import { ChunkStore } from '../../src/store/chunk-store.ts';

@@ -1,4 +1,4 @@
-import type { EventSink, WebhookEvent } from '../../src/events/webhook-event.ts';
+import type { EventSink, WebhookEvent } from '../../src/webhooks/webhook-event.ts';
 
 /** An event sink that keeps every event, in order. */
 export class RecordingSink implements EventSink {

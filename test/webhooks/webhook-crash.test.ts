@@ -1,7 +1,7 @@
 import t from 'tap';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
-import { messageReceived } from '../../src/events/webhook-event.ts';
+import { messageReceived } from '../../src/webhooks/webhook-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices } from '../../src/services.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { systemClock } from '../../src/clock.ts';
-import { messageReceived } from '../../src/events/webhook-event.ts';
+import { messageReceived } from '../../src/webhooks/webhook-event.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { startGateway } from '../support/gateway.ts';
 

@@ -22,8 +22,8 @@ import {
   type SourceStore,
   type SyncRecord,
 } from '../store/source-store.ts';
-import { documentKey, type ConnectorReader } from '../sources/connector-reader.ts';
-import { isConnectorType } from '../sources/connectors/connector.ts';
+import { documentKey, type ConnectorReader } from './connector-reader.ts';
+import { isConnectorType } from './connectors/connector.ts';
 
 /** Chunks embedded per call to the embedder. */
 const EMBED_BATCH = 64;

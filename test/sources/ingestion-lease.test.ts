@@ -1,7 +1,7 @@
 // Issue 18: an ingestion's lease renewals ignored both errors and a "not held" answer, so a run that
 // had lost its source to another process carried on and wrote its result over the other's.
 import t from 'tap';
-import { IngestionLease, IngestionLeaseLostError } from '../../src/actors/ingestion-lease.ts';
+import { IngestionLease, IngestionLeaseLostError } from '../../src/sources/ingestion-lease.ts';
 import type { IngestionClaim } from '../../src/store/ingestion-queue.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
 

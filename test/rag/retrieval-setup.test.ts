@@ -2,7 +2,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
-import { openRetrieval, probeQueryEngine, queryEngineOfServer } from '../../src/rag/retrieval.ts';
+import { openRetrieval, probeQueryEngine, queryEngineOfServer } from '../../src/rag/retrieval-setup.ts';
 import { connectRedis } from '../../src/store/redis-client.ts';
 import { RedisKeys } from '../../src/store/redis-keys.ts';
 import { SignalBus } from '../../src/store/signal-bus.ts';

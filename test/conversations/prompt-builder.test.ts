@@ -6,7 +6,7 @@ import {
   identityRules,
   neutraliseFence,
   randomFenceNonce,
-} from '../../src/rag/prompt-builder.ts';
+} from '../../src/conversations/prompt-builder.ts';
 
 const at = '2026-11-22T00:00:00.000000+00:00';
 const NONCE = '0123456789abcdef';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatPrompt, PromptTurn } from '../llm/llm-provider.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
-import type { RetrievedChunk } from './retriever.ts';
+import type { RetrievedChunk } from '../rag/retriever.ts';
 
 /** Messages before the new one that the prompt carries (SPEC: the last 10 turns). */
 export const HISTORY_SIZE = 10;

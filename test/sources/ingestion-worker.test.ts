@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createClient } from 'redis';
 import t from 'tap';
-import { ingestionWorkerFor } from '../../src/actors/ingestion-worker.ts';
+import { ingestionWorkerFor } from '../../src/sources/ingestion-worker.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ConnectorReader } from '../../src/sources/connector-reader.ts';
 import { connectorLimits } from '../../src/sources/connectors/connector-settings.ts';
