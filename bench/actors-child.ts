@@ -18,10 +18,10 @@ import { systemClock } from '../src/clock.ts';
 import type { LlmProvider } from '../src/llm/llm-provider.ts';
 import { TurnRetrieval } from '../src/rag/turn-retrieval.ts';
 import { createLogger } from '../src/logger.ts';
-import type { Chatbot } from '../src/store/chatbot-store.ts';
+import type { Chatbot } from '../src/chatbots/chatbot.ts';
 import type { EventRelay } from '../src/webhooks/event-relay.ts';
 import type { ConversationStore, ConversationView, TurnEnd, TurnStart } from '../src/store/conversation-store.ts';
-import type { QuotaDecision, QuotaStore } from '../src/store/quota-store.ts';
+import type { QuotaDecision, QuotaStore } from '../src/admission/quota-store.ts';
 
 /** Sessions messaged concurrently: the unit every figure advances by. */
 export const BATCH = 10_000;

@@ -12,7 +12,7 @@ import http from 'node:http';
 import { startApp, type App } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
-import { generateApiKey } from '../src/store/api-key-token.ts';
+import { generateApiKey } from '../src/auth/api-key-token.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine } from './bench-support.ts';
 

@@ -15,7 +15,7 @@ import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/services.ts';
-import { connectRedis } from '../src/store/redis-client.ts';
+import { connectRedis } from '../src/redis/redis-client.ts';
 import { scaleOwnerWithBot } from '../test/support/gateway-cluster.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds, millis, percentiles } from './bench-support.ts';

@@ -19,7 +19,7 @@ import { loadConfig } from '../src/config.ts';
 import { messageReceived } from '../src/webhooks/webhook-event.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices, type Services } from '../src/services.ts';
-import { connectRedis, type RedisClient } from '../src/store/redis-client.ts';
+import { connectRedis, type RedisClient } from '../src/redis/redis-client.ts';
 import { sign, USER_AGENT } from '../src/webhooks/webhook-sender.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds, percentiles } from './bench-support.ts';

@@ -19,7 +19,7 @@ import { WidgetAdapter } from './channels/widget/adapter.ts';
 import { WIDGET_SESSION_TTL_SECONDS, WIDGET_SOCKET_PATH } from './channels/widget/config.ts';
 import { WidgetOutbound } from './channels/widget/outbound.ts';
 import { WidgetSessionStore } from './store/widget-session-store.ts';
-import { SocketOpenGate } from './store/socket-open-gate.ts';
+import { SocketOpenGate } from './admission/socket-open-gate.ts';
 import { AgentHub } from './agents/agent-hub.ts';
 import { AgentSocket } from './agents/agent-socket.ts';
 import { registerAgentRoutes } from './http/agent-routes.ts';
@@ -46,7 +46,7 @@ import {
 import type { SpaceSetting } from './store/embedding-space-store.ts';
 import { routeSignal } from './signal-routing.ts';
 import { createServices, type Services } from './services.ts';
-import { openRedis, type RedisHandle } from './store/redis-client.ts';
+import { openRedis, type RedisHandle } from './redis/redis-client.ts';
 
 /** How long a gateway counts as running after it last said so (it says so every third of it). */
 const GATEWAY_PRESENCE_TTL_MS = 15_000;

@@ -3,8 +3,8 @@ import { ListenError } from './http/http-server.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { UnservableEmbeddingSpaceError } from './rag/retrieval-setup.ts';
-import { ManagedRedisError } from './store/managed-redis.ts';
-import { RedisUnreachableError } from './store/redis-client.ts';
+import { ManagedRedisError } from './redis/managed-redis.ts';
+import { RedisUnreachableError } from './redis/redis-client.ts';
 
 /** Starts the gateway and stops it cleanly on SIGTERM / SIGINT. */
 export async function serve(): Promise<void> {

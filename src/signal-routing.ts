@@ -5,7 +5,7 @@ import type { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
 import type { WidgetOutbound } from './channels/widget/outbound.ts';
 import type { Logger } from './logger.ts';
 import type { ServedRetrieval } from './rag/served-retrieval.ts';
-import type { ReceivedSignal } from './store/signal-bus.ts';
+import type { ReceivedSignal } from './redis/signal-bus.ts';
 
 /** The parts of one gateway process that signals from any process act on. */
 export interface SignalTargets {

@@ -6,7 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { hashApiKey } from '../src/store/api-key-token.ts';
+import { hashApiKey } from '../src/auth/api-key-token.ts';
 import { runCli } from './support/cli.ts';
 import { spawnGateway } from './support/gateway-process.ts';
 import { startRedis } from './support/redis-server.ts';

@@ -3,7 +3,7 @@ import type { AgentErrorFrame, AgentPush } from '../contract/agent-protocol.ts';
 import type { SocketServer } from '../http/socket-server.ts';
 import type { Logger } from '../logger.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
-import type { ReceivedSignal } from '../store/signal-bus.ts';
+import type { ReceivedSignal } from '../redis/signal-bus.ts';
 
 /** Close code of an agent socket whose token is refused (DESIGN.md). */
 export const UNAUTHORIZED = 4401;

@@ -4,8 +4,8 @@ import { DomainError } from '../errors.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { SearchEngineUnavailableError } from '../rag/retrieval-setup.ts';
 import { createServices, type Services } from '../services.ts';
-import { ManagedRedisError } from '../store/managed-redis.ts';
-import { openRedis, RedisUnreachableError, type RedisClient } from '../store/redis-client.ts';
+import { ManagedRedisError } from '../redis/managed-redis.ts';
+import { openRedis, RedisUnreachableError, type RedisClient } from '../redis/redis-client.ts';
 
 /** What a command may need beyond the service layer. */
 export interface CommandContext {

@@ -7,8 +7,8 @@ import type { ConnectorHttp } from '../sources/connectors/connector-http.ts';
 import { SERVICE_LABELS, type ConnectorAuth, type ConnectionService } from '../sources/connectors/connector.ts';
 import { ValidationError } from '../errors.ts';
 import type { Connection, ConnectionSecret, ConnectionStore } from '../store/connection-store.ts';
-import type { ProcessLease } from '../store/process-lease.ts';
-import type { RedisKeys } from '../store/redis-keys.ts';
+import type { ProcessLease } from '../redis/process-lease.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { microsoftTokenUrl, type OAuthClient } from './oauth-clients.ts';
 import { InvalidGrantError, requestToken, type TokenResponse } from './token-endpoint.ts';
 

@@ -6,9 +6,9 @@ import { ConnectorError } from '../sources/connectors/connector-errors.ts';
 import type { ConnectorHttp } from '../sources/connectors/connector-http.ts';
 import { SERVICE_LABELS, type ConnectionService } from '../sources/connectors/connector.ts';
 import type { Connection, ConnectionStore } from '../store/connection-store.ts';
-import { LuaScript } from '../store/lua-script.ts';
-import { readPastCache, type RedisClient } from '../store/redis-client.ts';
-import type { RedisKeys } from '../store/redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { assertOAuthService, type OAuthClient, type OAuthService } from './oauth-clients.ts';
 import { InvalidGrantError, requestToken } from './token-endpoint.ts';
 

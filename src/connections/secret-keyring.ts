@@ -1,7 +1,7 @@
 import { ConfigError } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { RedisClient } from '../store/redis-client.ts';
-import type { RedisKeys } from '../store/redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { loadSecretKey, SecretBox } from './secret-box.ts';
 
 /** This process's key is not the one the deployment's connection secrets are sealed with. */

@@ -5,7 +5,7 @@ import type {
   EscalationResult,
   StoredMessage,
 } from '../store/conversation-store.ts';
-import type { SignalBus } from '../store/signal-bus.ts';
+import type { SignalBus } from '../redis/signal-bus.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
 import { escalationChannel } from './session.ts';
 

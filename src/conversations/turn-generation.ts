@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts';
 import { callMetrics, elapsedMs, reportTurnMetrics, type TurnMetrics } from '../metrics/turn-metrics.ts';
 import { buildPrompt, randomFenceNonce } from './prompt-builder.ts';
 import type { TurnRetrieval } from '../rag/turn-retrieval.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
 import type { Channel } from './session.ts';
 

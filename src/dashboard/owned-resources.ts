@@ -1,7 +1,7 @@
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { Source } from '../store/source-store.ts';
 import type { Webhook } from '../store/webhook-store.ts';
 import { isUuid } from '../uuid.ts';

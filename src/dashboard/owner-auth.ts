@@ -1,7 +1,7 @@
 import { AuthenticationError, NotFoundError, RateLimitError, UnavailableError, ValidationError } from '../errors.ts';
 import { normalizeEmail, type Account, type AccountStore } from '../store/account-store.ts';
 import type { InviteStore } from '../store/invite-store.ts';
-import type { LoginGate } from '../store/login-gate.ts';
+import type { LoginGate } from '../admission/login-gate.ts';
 import type { PasswordStore } from '../store/password-store.ts';
 import type { NewSession, SessionStore } from '../store/session-store.ts';
 import {

@@ -1,5 +1,5 @@
 import type { Next, Request, Response } from 'restify';
-import type { RequestGate } from '../store/request-gate.ts';
+import type { RequestGate } from '../admission/request-gate.ts';
 import { sendDetail } from './http-server.ts';
 
 /** The account a request was admitted for. */

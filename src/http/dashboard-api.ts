@@ -2,7 +2,7 @@ import type { Request, Response } from 'restify';
 import type { Clock } from '../clock.ts';
 import type { OwnedResources } from '../dashboard/owned-resources.ts';
 import type { TrustedProxies } from '../net/trusted-proxies.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { Webhook } from '../store/webhook-store.ts';
 import type { Retrieval } from '../rag/retrieval-setup.ts';
 import type { Services } from '../services.ts';

@@ -2,7 +2,7 @@ import type { Request, Response, Server } from 'restify';
 import type { ChatbotPatchBody, DashboardChatbot, NewChatbotBody } from '../contract/chatbot.ts';
 import type { ChatbotSettingsView, SettingsPatchBody } from '../contract/chatbot-settings.ts';
 import type { Deleted } from '../contract/deleted.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import { chatbotDetailView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, type DashboardApi } from './dashboard-api.ts';
 import { bodyOf, optionalBoolean, optionalString, requiredString } from './dashboard-body.ts';

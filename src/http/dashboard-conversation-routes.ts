@@ -2,7 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { Request, Response, Server } from 'restify';
 import type { Conversation, ConversationSummary, TakeoverBody, Transcript } from '../contract/conversation.ts';
 import type { Lead } from '../contract/lead.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import { chatbotOf, DASHBOARD_API, param, type DashboardApi } from './dashboard-api.ts';
 import { bodyOf, optionalString } from './dashboard-body.ts';
 import { jsonBody } from './json-body.ts';

@@ -1,6 +1,6 @@
 import restify, { type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../logger.ts';
-import { isRedisUnavailable } from '../store/redis-client.ts';
+import { isRedisUnavailable } from '../redis/redis-client.ts';
 import { errorResponse, type ErrorResponse } from './error-response.ts';
 
 /** Largest request body accepted anywhere (chat messages are at most 4,000 characters). */

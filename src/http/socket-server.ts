@@ -5,7 +5,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Clock, Timer } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { TrustedProxies } from '../net/trusted-proxies.ts';
-import type { SocketOpenGate } from '../store/socket-open-gate.ts';
+import type { SocketOpenGate } from '../admission/socket-open-gate.ts';
 import { SocketIntake, type FrameReceiver, type IntakeLimits } from './socket-intake.ts';
 
 /** Limits every socket of the gateway lives under. */

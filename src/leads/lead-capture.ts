@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
 import type { PendingEntry } from '../webhooks/pending-event.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { Lead, LeadStore } from '../store/lead-store.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';

@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Provider } from '../store/chatbot-store.ts';
+import type { Provider } from '../chatbots/chatbot.ts';
 import { GeminiProvider } from './gemini-provider.ts';
 import type { LlmProvider } from './llm-provider.ts';
 import { OllamaProvider } from './ollama-provider.ts';

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { Channel } from '../conversations/session.ts';
 import type { TokenUsage } from '../llm/llm-provider.ts';
 import type { Logger } from '../logger.ts';
-import type { Provider } from '../store/chatbot-store.ts';
+import type { Provider } from '../chatbots/chatbot.ts';
 
 /** How a query rewrite went: `ok` (its queries were retrieved), or why the message alone was. */
 export type RewriteStatus = 'ok' | 'failed' | 'timeout' | 'unparsable';

@@ -1,7 +1,7 @@
 import type { FtSearchOptions } from '@redis/search/dist/lib/commands/SEARCH.js';
 import type { ChunkStore } from '../store/chunk-store.ts';
 import { float32Bytes } from '../store/chunk-store.ts';
-import type { RedisClient } from '../store/redis-client.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
 import { isUuid } from '../uuid.ts';
 import type { ChunkRecord } from './chunk.ts';
 import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts';
 import type { ChunkStore } from '../store/chunk-store.ts';
-import type { SignalBus } from '../store/signal-bus.ts';
+import type { SignalBus } from '../redis/signal-bus.ts';
 import type { ChunkRecord } from './chunk.ts';
 import type { SearchEngine } from './search-engine.ts';
 

@@ -1,9 +1,9 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { ChunkStore } from '../store/chunk-store.ts';
-import type { RedisClient } from '../store/redis-client.ts';
-import type { RedisKeys } from '../store/redis-keys.ts';
-import type { SignalBus } from '../store/signal-bus.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
+import type { SignalBus } from '../redis/signal-bus.ts';
 import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space-store.ts';
 import type { Embedder } from './embedder.ts';
 import { HybridRetriever } from './hybrid-retriever.ts';

@@ -1,6 +1,6 @@
 import { ChunkStore } from '../store/chunk-store.ts';
-import type { RedisClient } from '../store/redis-client.ts';
-import type { RedisKeys } from '../store/redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { embeddingText, type ChunkRecord } from './chunk.ts';
 import type { Embedder } from './embedder.ts';
 import { dropSearchIndex } from './redis-search-engine.ts';

@@ -9,7 +9,7 @@ import {
   type RetrievalMetrics,
   type RewriteStatus,
 } from '../metrics/turn-metrics.ts';
-import type { Chatbot } from '../store/chatbot-store.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
 import { CONTEXT_CHUNKS } from './hybrid-retriever.ts';
 import { parseRewrite, queryVariants, rewritePrompt, type QueryRewrite } from './query-rewrite.ts';

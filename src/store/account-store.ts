@@ -4,8 +4,8 @@ import type { Clock } from '../clock.ts';
 import type { Account } from '../contract/account.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // An account goes to the dashboard as it is stored.
 export type { Account };

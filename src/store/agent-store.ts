@@ -3,9 +3,9 @@ import type { Clock } from '../clock.ts';
 import type { CreatedAgent } from '../contract/agent.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
-import type { SignalBus } from './signal-bus.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
+import type { SignalBus } from '../redis/signal-bus.ts';
 
 /** A human agent of an owner, as listed (the token is never stored, only its SHA-256). */
 export interface Agent {

@@ -3,10 +3,10 @@ import type { Clock } from '../clock.ts';
 import type { ApiKey, CreatedApiKey } from '../contract/api-key.ts';
 import { LimitError, NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token.ts';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from '../auth/api-key-token.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** SPEC's cap on active keys per account. */
 export const MAX_ACTIVE_KEYS = 5;

@@ -1,52 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { applySettingsPatch, parseSettings, type ChatbotSettings } from '../chatbots/chatbot-settings.ts';
+import {
+  checkFallback,
+  checkModel,
+  checkName,
+  checkProvider,
+  checkSystemPrompt,
+  DEFAULT_FALLBACK_MESSAGE,
+  DEFAULT_MODELS,
+  DEFAULT_SYSTEM_PROMPT,
+  type Chatbot,
+  type ChatbotPatch,
+  type NewChatbot,
+  type Provider,
+} from '../chatbots/chatbot.ts';
 import type { Clock } from '../clock.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
-import { slugify } from './slug.ts';
-
-export const PROVIDERS = ['gemini', 'chatgpt', 'ollama'] as const;
-export type Provider = (typeof PROVIDERS)[number];
-
-/** A chatbot as stored. `model` and `user_id` are internal; the views pick SPEC's fields. */
-export interface Chatbot {
-  id: string;
-  user_id: string;
-  name: string;
-  slug: string;
-  provider: Provider;
-  model: string;
-  is_active: boolean;
-  created_at: string;
-  system_prompt: string;
-  fallback_message: string;
-  settings: ChatbotSettings;
-}
-
-/** What an owner supplies when creating a chatbot. */
-export interface NewChatbot {
-  name: string;
-  provider?: string;
-  model?: string;
-  systemPrompt?: string;
-  fallbackMessage?: string;
-}
-
-/** A change to some of a chatbot's own fields (`update`). */
-/** What an update may change: the fields of a new chatbot, and whether it answers (pause). */
-export type ChatbotPatch = Partial<NewChatbot> & { isActive?: boolean };
-
-export const DEFAULT_MODELS: Record<Provider, string> = {
-  chatgpt: 'gpt-4o-mini',
-  gemini: 'gemini-2.5-flash',
-  ollama: 'llama3.2',
-};
-export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant for this website.';
-export const DEFAULT_FALLBACK_MESSAGE =
-  "Sorry, I don't have an answer to that right now. Please try rephrasing your question.";
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
+import { slugify } from '../chatbots/slug.ts';
 
 // KEYS: owner's slug set. ARGV: base slug. Claims base, base-2, base-3, … atomically.
 const CLAIM_SLUG = new LuaScript(`
@@ -183,38 +157,6 @@ export class ChatbotStore {
     await this.redis.zRem(this.keys.chatbotsOf(chatbot.user_id), chatbotId);
     await this.redis.sRem(this.keys.slugsOf(chatbot.user_id), chatbot.slug);
   }
-}
-
-function checkName(raw: string): string {
-  const name = raw.trim();
-  if (name.length === 0 || name.length > 100) throw new ValidationError('name must be 1 to 100 characters.');
-  return name;
-}
-
-function checkProvider(value: string): Provider {
-  if (!(PROVIDERS as readonly string[]).includes(value)) {
-    throw new ValidationError(`provider must be one of: ${PROVIDERS.join(', ')}.`);
-  }
-  return value as Provider;
-}
-
-/** A model name, trimmed ('' means the provider's default). */
-function checkModel(raw: string): string {
-  const model = raw.trim();
-  if (model.length > 100) throw new ValidationError('model must be at most 100 characters.');
-  return model;
-}
-
-function checkSystemPrompt(value: string): string {
-  if (value.length > 20_000) throw new ValidationError('system_prompt must be at most 20000 characters.');
-  return value;
-}
-
-function checkFallback(value: string): string {
-  if (value.trim().length === 0 || value.length > 2000) {
-    throw new ValidationError('fallback_message must be 1 to 2000 characters.');
-  }
-  return value;
 }
 
 function toChatbot(row: Record<string, string>): Chatbot {

@@ -1,7 +1,7 @@
 import { RESP_TYPES } from 'redis';
 import type { ChunkRecord } from '../rag/chunk.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { otherSpace } from './embedding-space-store.ts';
 
 /**

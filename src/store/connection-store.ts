@@ -4,8 +4,8 @@ import type { SecretKeyring } from '../connections/secret-keyring.ts';
 import { NotFoundError } from '../errors.ts';
 import type { ConnectionService } from '../sources/connectors/connector.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { readPastCache, type RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** How a connection proves itself to its service. */
 export type ConnectionAuthKind = 'token' | 'oauth' | 'service_account' | 'client_credentials';

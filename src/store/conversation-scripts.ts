@@ -1,4 +1,4 @@
-import { LuaScript } from './lua-script.ts';
+import { LuaScript } from '../redis/lua-script.ts';
 import { PENDING_ENTRIES } from './pending-event-store.ts';
 
 // The conversation scripts of ConversationStore: each runs in the chatbot's hash slot ({b:<id>}).

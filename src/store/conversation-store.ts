@@ -20,8 +20,8 @@ import {
   TAKE_OVER,
 } from './conversation-scripts.ts';
 import type { PendingEventStore } from './pending-event-store.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** A message of a transcript, the conversation record and its activity, as the contract has them. */
 export type {

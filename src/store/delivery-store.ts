@@ -2,9 +2,9 @@ import type { Clock } from '../clock.ts';
 import type { Delivery, DeliveryAttempt } from '../contract/webhook.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** A delivery claimed for one attempt. */
 export interface ClaimedDelivery {

@@ -1,7 +1,7 @@
-import { LuaScript } from './lua-script.ts';
-import { ProcessLease } from './process-lease.ts';
-import { readPastCache, type RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import { ProcessLease } from '../redis/process-lease.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** An embedding space and the `EMBEDDINGS` setting whose embedder makes its vectors. */
 export interface SpaceSetting {

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
-import { ExpiringSet } from './expiring-set.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
+import { ExpiringSet } from '../redis/expiring-set.ts';
 
 /**
  * What the gateway processes tell the CLI: that they are running (each says so every few seconds,

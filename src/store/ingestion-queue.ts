@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { REFRESH_INTERVAL_MS, type Refresh } from './source-store.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { newOwnerToken, parseOwnerToken, type OwnerToken } from './owner-token.ts';
-import { readPastCache, type RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { newOwnerToken, parseOwnerToken, type OwnerToken } from '../auth/owner-token.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** An invitation to set a dashboard password: its one-time token and when it stops working. */
 export interface Invite {

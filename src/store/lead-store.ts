@@ -1,8 +1,8 @@
 import type { Lead } from '../contract/lead.ts';
 import type { StoredPendingEntry } from '../webhooks/pending-event.ts';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // A lead goes to the dashboard as it is stored.
 export type { Lead };

@@ -1,7 +1,7 @@
-import { LuaScript } from './lua-script.ts';
-import type { OwnerToken } from './owner-token.ts';
-import { readPastCache, type RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { OwnerToken } from '../auth/owner-token.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { END_SESSIONS_LUA } from './session-store.ts';
 
 // KEYS: password, owner's session set, [invitation]. ARGV: hash, session key prefix, [SHA-256 of the

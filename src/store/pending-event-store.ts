@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { StoredPendingEntry } from '../webhooks/pending-event.ts';
-import { LuaScript } from './lua-script.ts';
-import { readPastCache, type RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /**
  * Lua for the scripts that record or take pending entries (a chatbot's entries hash and their due

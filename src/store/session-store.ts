@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
-import { LuaScript } from './lua-script.ts';
-import { newOwnerToken, parseOwnerToken } from './owner-token.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import { newOwnerToken, parseOwnerToken } from '../auth/owner-token.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** How long dashboard sessions last: unused for `idleMs`, or `maxAgeMs` after sign-in, they end. */
 export interface SessionLifetime {

@@ -5,8 +5,8 @@ import type { SourceView, SyncRecord } from '../contract/source.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 export const SOURCE_TYPES = ['url', 'file', 'text', ...CONNECTOR_TYPES] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];

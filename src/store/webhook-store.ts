@@ -4,8 +4,8 @@ import { EVENT_NAMES, type EventName, type Webhook, type WebhookWithSecret } fro
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { assertPublicDestination, NOT_PUBLIC_URL, systemEgress, type Egress } from '../net/ssrf-guard.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // A webhook goes to the dashboard as it is stored, secret included: the owner copies it into the
 // receiver. Creating one and rotating its secret answer `WebhookWithSecret`.

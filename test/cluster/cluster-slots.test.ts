@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
 import t from 'tap';
-import { LuaScript } from '../../src/store/lua-script.ts';
+import { LuaScript } from '../../src/redis/lua-script.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { FakeWhatsApp, textMessage } from '../fakes/fake-whatsapp.ts';
 import { FakeOpenAiEmbeddings } from '../fakes/fake-openai-embeddings.ts';

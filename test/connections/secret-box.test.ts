@@ -6,7 +6,7 @@ import t from 'tap';
 import { loadSecretKey, SecretBox, SecretBoxError } from '../../src/connections/secret-box.ts';
 import { SecretKeyring } from '../../src/connections/secret-keyring.ts';
 import { createLogger } from '../../src/logger.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'sb-secret-'));

@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
 import t from 'tap';
-import { addressKey } from '../../src/store/login-gate.ts';
+import { addressKey } from '../../src/admission/login-gate.ts';
 import { startGateway, type TestGateway } from '../support/gateway.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 

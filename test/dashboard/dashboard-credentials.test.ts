@@ -11,9 +11,9 @@ import {
 } from '../../src/dashboard/password-hash.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InviteStore } from '../../src/store/invite-store.ts';
-import { LoginGate } from '../../src/store/login-gate.ts';
+import { LoginGate } from '../../src/admission/login-gate.ts';
 import { PasswordStore } from '../../src/store/password-store.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { createOwner, DashboardClient, PASSWORD } from '../support/dashboard-client.ts';
 import { startGateway } from '../support/gateway.ts';
 import { parseArguments } from '../support/slot-monitor.ts';

@@ -3,9 +3,9 @@ import t, { type Test } from 'tap';
 import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ApiKeyStore } from '../../src/store/api-key-store.ts';
-import { generateApiKey, hashApiKey } from '../../src/store/api-key-token.ts';
-import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts';
-import { RequestGate } from '../../src/store/request-gate.ts';
+import { generateApiKey, hashApiKey } from '../../src/auth/api-key-token.ts';
+import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts';
+import { RequestGate } from '../../src/admission/request-gate.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { maskVarying, rawRequest } from '../support/raw-http.ts';
 

@@ -18,7 +18,7 @@ import {
   textTerms,
 } from '../../src/rag/redis-search-engine.ts';
 import { float32Bytes } from '../../src/store/chunk-store.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startRedis } from '../support/redis-server.ts';
 

@@ -3,9 +3,9 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
 import { openRetrieval, probeQueryEngine, queryEngineOfServer } from '../../src/rag/retrieval-setup.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { SignalBus } from '../../src/store/signal-bus.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
+import { SignalBus } from '../../src/redis/signal-bus.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const logger = createLogger('silent');

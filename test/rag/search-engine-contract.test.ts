@@ -11,9 +11,9 @@ import { probeQueryEngine } from '../../src/rag/retrieval-setup.ts';
 import { RetrievalIndex } from '../../src/rag/retrieval-index.ts';
 import type { SearchEngine } from '../../src/rag/search-engine.ts';
 import { ChunkStore } from '../../src/store/chunk-store.ts';
-import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { SignalBus } from '../../src/store/signal-bus.ts';
+import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
+import { SignalBus } from '../../src/redis/signal-bus.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const embedder = new LocalEmbedder();

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/logger.ts';
 import { rewritePrompt } from '../../src/rag/query-rewrite.ts';
 import type { RetrievedChunk } from '../../src/rag/retriever.ts';
 import { fuseRankings, TurnRetrieval } from '../../src/rag/turn-retrieval.ts';
-import type { Chatbot } from '../../src/store/chatbot-store.ts';
+import type { Chatbot } from '../../src/chatbots/chatbot.ts';
 import type { StoredMessage } from '../../src/store/conversation-store.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';

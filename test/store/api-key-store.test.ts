@@ -3,7 +3,7 @@ import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices } from '../../src/services.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const server = await startRedis();

@@ -6,8 +6,8 @@ import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ConversationStore } from '../../src/store/conversation-store.ts';
 import { PendingEventStore } from '../../src/store/pending-event-store.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const server = await startRedis();

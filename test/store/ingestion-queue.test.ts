@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createLogger } from '../../src/logger.ts';
 import { IngestionQueue } from '../../src/store/ingestion-queue.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const server = await startRedis();

@@ -2,8 +2,8 @@ import t from 'tap';
 import { NotFoundError } from '../../src/errors.ts';
 import { createLogger } from '../../src/logger.ts';
 import { AccountStore } from '../../src/store/account-store.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { SessionStore } from '../../src/store/session-store.ts';
 import { startRedis } from '../support/redis-server.ts';
 

@@ -2,7 +2,7 @@ import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices, type Services } from '../../src/services.ts';
-import { connectRedis, type RedisClient } from '../../src/store/redis-client.ts';
+import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { spawnGateway, type GatewayProcess } from './gateway-process.ts';

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.ts';
 import { messageReceived } from '../../src/webhooks/webhook-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices } from '../../src/services.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { spawnGateway } from '../support/gateway-process.ts';
 import { startRedis } from '../support/redis-server.ts';

@@ -1,7 +1,7 @@
 import { Api, GrammyError } from 'grammy';
 import type { TelegramConnectionView, TelegramStatus } from '../../contract/messaging-channels.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
-import type { SignalBus } from '../../store/signal-bus.ts';
+import type { SignalBus } from '../../redis/signal-bus.ts';
 import type { TelegramStore } from '../../store/telegram-store.ts';
 import { TELEGRAM_TOKEN, telegramWebhookPath } from './config.ts';
 

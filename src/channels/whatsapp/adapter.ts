@@ -5,7 +5,7 @@ import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
 import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
-import type { VisitorPush } from '../../store/signal-bus.ts';
+import type { VisitorPush } from '../../redis/signal-bus.ts';
 import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';

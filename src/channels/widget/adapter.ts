@@ -9,7 +9,8 @@ import { FRAME_RATE_DETAIL, type FrameReceiver } from '../../http/socket-intake.
 import { isUuid } from '../../uuid.ts';
 import type { LeadCapture, LeadInput } from '../../leads/lead-capture.ts';
 import type { Logger } from '../../logger.ts';
-import type { Chatbot, ChatbotStore } from '../../store/chatbot-store.ts';
+import type { ChatbotStore } from '../../store/chatbot-store.ts';
+import type { Chatbot } from '../../chatbots/chatbot.ts';
 import type { ConversationStore } from '../../store/conversation-store.ts';
 import type { WidgetSessionStore } from '../../store/widget-session-store.ts';
 import { isWidgetSessionId, READY_HISTORY_LIMIT } from './config.ts';

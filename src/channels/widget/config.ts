@@ -1,5 +1,5 @@
 import type { WidgetConfig } from '../../contract/widget-protocol.ts';
-import type { Chatbot } from '../../store/chatbot-store.ts';
+import type { Chatbot } from '../../chatbots/chatbot.ts';
 
 /** Where the widget's socket and its configuration are served. */
 export const WIDGET_SOCKET_PATH = '/widget/v1/socket';

@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import type { Message } from '../../contract/conversation.ts';
 import type { WidgetServerFrame } from '../../contract/widget-protocol.ts';
 import type { SocketServer } from '../../http/socket-server.ts';
-import type { SignalBus, VisitorPush } from '../../store/signal-bus.ts';
+import type { SignalBus, VisitorPush } from '../../redis/signal-bus.ts';
 
 /**
  * Everything sent to visitors' widgets. A session may have sockets in several tabs and several

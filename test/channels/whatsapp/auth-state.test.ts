@@ -3,8 +3,8 @@ import t from 'tap';
 import { redisAuthState } from '../../../src/channels/whatsapp/auth-state.ts';
 import { systemClock } from '../../../src/clock.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { connectRedis } from '../../../src/store/redis-client.ts';
-import { RedisKeys } from '../../../src/store/redis-keys.ts';
+import { connectRedis } from '../../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../../src/redis/redis-keys.ts';
 import { WhatsAppStore } from '../../../src/store/whatsapp-store.ts';
 import { startRedis } from '../../support/redis-server.ts';
 

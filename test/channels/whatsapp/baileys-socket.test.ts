@@ -4,8 +4,8 @@ import { LinkedDevice } from '../../../src/channels/whatsapp/linked-device.ts';
 import { baileysSocketFactory } from '../../../src/channels/whatsapp/socket.ts';
 import { systemClock } from '../../../src/clock.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { connectRedis } from '../../../src/store/redis-client.ts';
-import { RedisKeys } from '../../../src/store/redis-keys.ts';
+import { connectRedis } from '../../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../../src/redis/redis-keys.ts';
 import { WhatsAppStore } from '../../../src/store/whatsapp-store.ts';
 import { startRedis } from '../../support/redis-server.ts';
 

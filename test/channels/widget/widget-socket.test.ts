@@ -1,7 +1,7 @@
 import net from 'node:net';
 import t from 'tap';
 import { createLogger } from '../../../src/logger.ts';
-import { connectRedis } from '../../../src/store/redis-client.ts';
+import { connectRedis } from '../../../src/redis/redis-client.ts';
 import { fakeOpenAi } from '../../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../../support/gateway.ts';
 import { RecordingSink } from '../../support/recording-sink.ts';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiKeyStore } from './api-key-store.ts';
-import { API_PLAN } from './api-key-store.ts';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import type { ApiKeyStore } from '../store/api-key-store.ts';
+import { API_PLAN } from '../store/api-key-store.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** What the gate decided for one API request. */
 export type GateDecision =

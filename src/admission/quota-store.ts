@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
-import { LuaScript } from './lua-script.ts';
-import { readPastCache, type RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // KEYS: user, month counter, day counter. ARGV: month ttl s, day ttl s, then plan/limit pairs.
 // Reading the plan, comparing and counting in one script makes the quota exact under any race; the

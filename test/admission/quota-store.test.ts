@@ -1,9 +1,9 @@
 import t from 'tap';
 import { createLogger } from '../../src/logger.ts';
 import { AccountStore } from '../../src/store/account-store.ts';
-import { QuotaStore } from '../../src/store/quota-store.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
+import { QuotaStore } from '../../src/admission/quota-store.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { startRedis } from '../support/redis-server.ts';
 
 const server = await startRedis();

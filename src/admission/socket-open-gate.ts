@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { addressKey } from './login-gate.ts';
-import { LuaScript } from './lua-script.ts';
-import type { RedisClient } from './redis-client.ts';
-import type { RedisKeys } from './redis-keys.ts';
+import { LuaScript } from '../redis/lua-script.ts';
+import type { RedisClient } from '../redis/redis-client.ts';
+import type { RedisKeys } from '../redis/redis-keys.ts';
 import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from './sliding-window.ts';
 
 /** Sockets one client address may open in any `windowMs`. */

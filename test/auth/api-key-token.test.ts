@@ -1,5 +1,5 @@
 import t from 'tap';
-import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from '../../src/store/api-key-token.ts';
+import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from '../../src/auth/api-key-token.ts';
 
 t.test('a generated key is well formed: ic_, 43 base64url characters, a 6-character checksum', async (t) => {
   const key = generateApiKey();

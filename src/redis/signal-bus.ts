@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WidgetPush } from '../contract/widget-protocol.ts';
 import type { Logger } from '../logger.ts';
-import type { StoredMessage } from './conversation-store.ts';
+import type { StoredMessage } from '../store/conversation-store.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createLogger } from '../../src/logger.ts';
-import { connectRedis } from '../../src/store/redis-client.ts';
-import { RedisKeys } from '../../src/store/redis-keys.ts';
-import { SocketOpenGate } from '../../src/store/socket-open-gate.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
+import { SocketOpenGate } from '../../src/admission/socket-open-gate.ts';
 import { startRedis } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 
