@@ -14,7 +14,7 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerPublicApi } from './http/public-api.ts';
 import { SocketServer } from './http/socket-server.ts';
 import { WebBundles } from './http/web-bundle.ts';
-import { registerWidgetRoutes } from './http/widget-routes.ts';
+import { registerWidgetRoutes } from './channels/widget/routes.ts';
 import { WidgetAdapter } from './channels/widget/adapter.ts';
 import { WIDGET_SESSION_TTL_SECONDS, WIDGET_SOCKET_PATH } from './channels/widget/config.ts';
 import { WidgetOutbound } from './channels/widget/outbound.ts';
@@ -24,7 +24,7 @@ import { AgentHub } from './agents/agent-hub.ts';
 import { AgentSocket } from './agents/agent-socket.ts';
 import { registerAgentRoutes } from './http/agent-routes.ts';
 import { registerDashboard } from './http/dashboard-routes.ts';
-import { registerTelegramRoutes } from './http/telegram-routes.ts';
+import { registerTelegramRoutes } from './channels/telegram/routes.ts';
 import { TelegramChannel } from './channels/telegram/adapter.ts';
 import { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
 import { baileysSocketFactory, type WhatsAppSocketFactory } from './channels/whatsapp/socket.ts';
@@ -183,7 +183,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     const server = createHttpServer(logger);
     const { sockets, widget, agents } = socketServer(services, router, handle, config, clock, logger);
     const { telegram, whatsapp } = messagingChannels(services, router, config, options, clock, logger);
-    const targets = { router, widget, agents, telegram, whatsapp, retrieval, logger };
+    const targets = { router, channels: [widget, telegram, whatsapp], agents, retrieval, logger };
     await services.signals.subscribe((signal) => routeSignal(signal, { ...targets, busId: services.signals.id }));
     stack.push(() => services.signals.stop());
     // A switch announced before this gateway listened is not missed.
@@ -326,7 +326,7 @@ function socketServer(
   config: Config,
   clock: Clock,
   logger: Logger,
-): { sockets: SocketServer; widget: WidgetOutbound; agents: AgentHub } {
+): { sockets: SocketServer; widget: WidgetAdapter; agents: AgentHub } {
   const opens = new SocketOpenGate(handle.redis, services.keys, {
     perAddress: config.SOCKET_OPENS_PER_ADDRESS,
     windowMs: config.SOCKET_OPENS_WINDOW_MS,
@@ -342,16 +342,14 @@ function socketServer(
     },
     { logger, clock, opens, trustedProxies: config.TRUSTED_PROXIES },
   );
-  const widget = new WidgetOutbound(sockets, services.signals);
+  const outbound = new WidgetOutbound(sockets, services.signals);
   const widgetSessions = new WidgetSessionStore(handle.redis, services.keys, {
     ttlSeconds: WIDGET_SESSION_TTL_SECONDS,
     perAddress: config.WIDGET_NEW_SESSIONS_PER_ADDRESS,
     windowMs: config.WIDGET_NEW_SESSIONS_WINDOW_MS,
   });
-  sockets.route(
-    WIDGET_SOCKET_PATH,
-    new WidgetAdapter({ ...services, widgetSessions, router, outbound: widget, logger }),
-  );
+  const widget = new WidgetAdapter({ ...services, widgetSessions, router, outbound, logger });
+  sockets.route(WIDGET_SOCKET_PATH, widget);
   const agents = new AgentHub({ sockets, chatbots: services.chatbots, logger });
   sockets.route(
     '/agents/v1/socket',

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { ConversationControl } from './conversations/conversation-control.ts';
 import type { EventSink } from './webhooks/webhook-event.ts';
 import { TelegramReplies } from './channels/telegram/outbound.ts';
+import { VisitorDelivery } from './channels/visitor-delivery.ts';
 import type { Logger } from './logger.ts';
 import { AccountStore } from './store/account-store.ts';
 import { ApiKeyStore } from './store/api-key-store.ts';
@@ -168,7 +169,12 @@ export function createServices(
     }),
     quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
     conversations,
-    control: new ConversationControl({ conversations, relay, signals, telegram: telegramReplies }),
+    control: new ConversationControl({
+      conversations,
+      relay,
+      signals,
+      visitors: new VisitorDelivery({ signals, telegram: telegramReplies }),
+    }),
     signals,
     webhooks,
     deliveries,

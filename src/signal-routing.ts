@@ -1,8 +1,7 @@
 import type { ConversationRouter } from './actors/conversation-router.ts';
 import type { AgentHub } from './agents/agent-hub.ts';
-import type { TelegramChannel } from './channels/telegram/adapter.ts';
-import type { WhatsAppChannel } from './channels/whatsapp/adapter.ts';
-import type { WidgetOutbound } from './channels/widget/outbound.ts';
+import type { ChannelPort } from './channels/channel-port.ts';
+import { channelOfSession } from './conversations/session.ts';
 import type { Logger } from './logger.ts';
 import type { ServedRetrieval } from './rag/served-retrieval.ts';
 import type { ReceivedSignal } from './redis/signal-bus.ts';
@@ -10,10 +9,9 @@ import type { ReceivedSignal } from './redis/signal-bus.ts';
 /** The parts of one gateway process that signals from any process act on. */
 export interface SignalTargets {
   router: ConversationRouter;
-  widget: WidgetOutbound;
+  /** Every channel this gateway runs. */
+  channels: ChannelPort[];
   agents: AgentHub;
-  telegram: TelegramChannel;
-  whatsapp: WhatsAppChannel;
   retrieval: Pick<ServedRetrieval, 'index' | 'serve'>;
   /** This process's signal bus id: its own source-chunk announcements need no reload. */
   busId: string;
@@ -28,8 +26,8 @@ export interface SignalTargets {
 export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
   switch (signal.kind) {
     case 'channel': {
-      const channel = signal.channel === 'whatsapp' ? to.whatsapp : to.telegram;
-      void channel.reload(signal.chatbot_id).catch((error: unknown) => {
+      const channel = to.channels.find((port) => port.channel === signal.channel);
+      void channel?.reload(signal.chatbot_id).catch((error: unknown) => {
         to.logger.error(
           { err: error, chatbot_id: signal.chatbot_id },
           `could not restart the ${signal.channel} channel`,
@@ -40,10 +38,9 @@ export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
     case 'conversation':
       return to.router.signal(signal.chatbot_id, signal.session_id);
     case 'visitor':
-      to.widget.deliver(signal.chatbot_id, signal.session_id, signal.push);
-      return to.whatsapp.deliver(signal.chatbot_id, signal.session_id, signal.push);
+      return portOf(to, signal.session_id)?.deliver?.(signal.chatbot_id, signal.session_id, signal.push);
     case 'escalated':
-      to.widget.deliver(signal.chatbot_id, signal.session_id, { type: 'escalated' });
+      portOf(to, signal.session_id)?.deliver?.(signal.chatbot_id, signal.session_id, { type: 'escalated' });
       return to.agents.onSignal(signal);
     case 'message':
       return to.agents.onSignal(signal);
@@ -62,4 +59,10 @@ export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
         to.logger.error({ err: error, space: signal.space }, 'could not switch to the new embedding space');
       });
   }
+}
+
+/** The channel serving a session, by its id: the one that may hold the visitor's connection here. */
+function portOf(to: SignalTargets, sessionId: string): ChannelPort | undefined {
+  const channel = channelOfSession(sessionId);
+  return to.channels.find((port) => port.channel === channel);
 }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Clock } from '../clock.ts';
 import type { ConversationControl } from '../conversations/conversation-control.ts';
-import { DomainError, ValidationError } from '../errors.ts';
+import { ValidationError } from '../errors.ts';
+import { socketErrorDetail } from '../http/error-response.ts';
 import { readFrameObject } from '../http/socket-frame.ts';
 import { FRAME_RATE_DETAIL, type FrameReceiver } from '../http/socket-intake.ts';
 import type { Accept, Refusal, SocketRoute, SocketServer } from '../http/socket-server.ts';
@@ -142,8 +143,8 @@ export class AgentSocket implements SocketRoute {
   }
 
   private fail(socket: WebSocket, error: unknown, ref: Ref): void {
-    if (!(error instanceof DomainError)) this.deps.logger.error({ err: error }, 'agent frame failed');
-    const detail = error instanceof DomainError ? error.detail : 'Internal server error.';
+    const { detail, internal } = socketErrorDetail(error);
+    if (internal) this.deps.logger.error({ err: error }, 'agent frame failed');
     this.deps.sockets.send(socket, { type: 'error', detail, ref });
   }
 

@@ -1,5 +1,5 @@
 import QRCode from 'qrcode';
-import { LINK_TIMEOUT_MS } from '../channels/whatsapp/config.ts';
+import { LINK_TIMEOUT_MS } from '../channels/whatsapp/rules.ts';
 import type { Services } from '../services.ts';
 import type { WhatsAppConnection } from '../store/whatsapp-store.ts';
 import { CliError } from './cli-runtime.ts';

@@ -7,12 +7,7 @@ import type {
 } from '../store/conversation-store.ts';
 import type { SignalBus } from '../redis/signal-bus.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
-import { escalationChannel } from './session.ts';
-
-/** Sends an agent's reply to a Telegram chat (any process can: the Bot API needs no socket of ours). */
-export interface TelegramDelivery {
-  send(chatbotId: string, sessionId: string, text: string): Promise<void>;
-}
+import type { VisitorDelivery } from '../channels/visitor-delivery.ts';
 
 /**
  * Takeover, release and escalation, from any process (a gateway, the CLI): the change is written to
@@ -23,18 +18,18 @@ export class ConversationControl {
   private readonly conversations: ConversationStore;
   private readonly relay: EventRelay;
   private readonly signals: SignalBus;
-  private readonly telegram: TelegramDelivery | undefined;
+  private readonly visitors: VisitorDelivery;
 
   constructor(deps: {
     conversations: ConversationStore;
     relay: EventRelay;
     signals: SignalBus;
-    telegram?: TelegramDelivery;
+    visitors: VisitorDelivery;
   }) {
     this.conversations = deps.conversations;
     this.relay = deps.relay;
     this.signals = deps.signals;
-    this.telegram = deps.telegram;
+    this.visitors = deps.visitors;
   }
 
   async takeOver(chatbotId: string, sessionId: string, agent: string): Promise<ConversationView> {
@@ -51,22 +46,13 @@ export class ConversationControl {
 
   /**
    * A human agent's reply: stored as role `agent` (the agent must hold the conversation), then sent to
-   * the visitor's channel (a Telegram chat directly, the widget's sockets over pub/sub) and to the
-   * owner's agents, wherever their sockets are.
+   * the owner's agents, wherever their sockets are, and to the visitor, whatever the channel.
    */
   async reply(chatbotId: string, sessionId: string, agent: string, content: string): Promise<StoredMessage> {
     const message = await this.conversations.appendAgentReply(chatbotId, sessionId, agent, content);
     await this.signals.publish({ kind: 'message', chatbot_id: chatbotId, session_id: sessionId, message });
-    if (escalationChannel(sessionId) === 'telegram' && this.telegram) {
-      await this.telegram.send(chatbotId, sessionId, content);
-      return message;
-    }
-    await this.signals.publish({
-      kind: 'visitor',
-      chatbot_id: chatbotId,
-      session_id: sessionId,
-      push: { type: 'message', role: 'agent', content, created_at: message.created_at },
-    });
+    const push = { type: 'message', role: 'agent', content, created_at: message.created_at } as const;
+    await this.visitors.deliver(chatbotId, sessionId, push);
     return message;
   }
 

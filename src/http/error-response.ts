@@ -41,6 +41,16 @@ export function errorResponse(error: unknown): ErrorResponse {
   return { status: 500, detail: 'Internal server error.', internal: true };
 }
 
+/**
+ * An error as a socket's `error` frame tells it: a domain error's own `detail`; anything else
+ * `Internal server error.`, and `internal` (the caller logs it with its stack). The one mapping of
+ * every socket route (the widget's, the agents').
+ */
+export function socketErrorDetail(error: unknown): { detail: string; internal: boolean } {
+  if (error instanceof DomainError) return { detail: error.detail, internal: false };
+  return { detail: 'Internal server error.', internal: true };
+}
+
 function domainStatus(error: DomainError): number {
   if (error instanceof ValidationError || error instanceof LimitError) return 400;
   if (error instanceof AuthenticationError) return 401;

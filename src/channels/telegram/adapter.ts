@@ -9,9 +9,10 @@ import type { Chatbot } from '../../chatbots/chatbot.ts';
 import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
 import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
+import type { ChannelPort } from '../channel-port.ts';
 import { LeaseKeeper } from '../lease-keeper.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
-import { telegramWebhookPath } from './config.ts';
+import { telegramWebhookPath } from './rules.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
 import { retrying, TelegramOutbound } from './outbound.ts';
 
@@ -63,7 +64,8 @@ interface Running {
  * `update_id`) is taken in once across all processes. Text goes to the conversation actor; its reply
  * comes back with sendMessage, with the typing action while the AI works.
  */
-export class TelegramChannel {
+export class TelegramChannel implements ChannelPort {
+  readonly channel = 'telegram';
   private readonly deps: TelegramDeps;
   private readonly running = new Map<string, Running>();
   private readonly reloading = new PerKeyQueue<string>();

@@ -3,7 +3,7 @@ import type { TelegramConnectionView, TelegramStatus } from '../../contract/mess
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../redis/signal-bus.ts';
 import type { TelegramStore } from '../../store/telegram-store.ts';
-import { TELEGRAM_TOKEN, telegramWebhookPath } from './config.ts';
+import { TELEGRAM_TOKEN, telegramWebhookPath } from './rules.ts';
 
 /**
  * Connecting a chatbot to a Telegram bot and disconnecting it, for the CLI and the dashboard alike:

@@ -1,5 +1,5 @@
 import type { Update } from 'grammy/types';
-import { telegramSessionId } from './config.ts';
+import { telegramSessionId } from './rules.ts';
 
 /** What a Telegram update means for the chatbot, in the project's own terms. */
 export type TelegramInbound =

@@ -8,9 +8,10 @@ import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { VisitorPush } from '../../redis/signal-bus.ts';
 import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
+import type { ChannelPort } from '../channel-port.ts';
 import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
-import { PHONE_OWNER_HOLDER, SEND_WAIT_MS, whatsappJid } from './config.ts';
+import { PHONE_OWNER_HOLDER, SEND_WAIT_MS, whatsappJid } from './rules.ts';
 import { mapWhatsAppUpsert, type WhatsAppInbound } from './inbound.ts';
 import { LinkedDevice } from './linked-device.ts';
 import type { WhatsAppSocketFactory } from './socket.ts';
@@ -42,7 +43,8 @@ type Addressed = Exclude<WhatsAppInbound, { kind: 'ignored' }>;
  * presence shown meanwhile. A message the owner sends from the linked phone takes the conversation
  * over, so the AI never talks over the owner.
  */
-export class WhatsAppChannel {
+export class WhatsAppChannel implements ChannelPort {
+  readonly channel = 'whatsapp';
   private readonly deps: WhatsAppDeps;
   private readonly devices = new Map<string, LinkedDevice>();
   private readonly reloading = new PerKeyQueue<string>();

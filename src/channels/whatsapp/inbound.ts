@@ -7,7 +7,7 @@ import {
   type BaileysEventMap,
   type WAMessage,
 } from '@whiskeysockets/baileys';
-import { whatsappSessionId } from './config.ts';
+import { whatsappSessionId } from './rules.ts';
 
 /** What a WhatsApp message means for the chatbot, in the project's own terms. */
 export type WhatsAppInbound =

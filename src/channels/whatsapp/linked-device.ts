@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.ts';
 import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
 import { redisAuthState, type RedisAuthState } from './auth-state.ts';
 import { LeaseKeeper } from '../lease-keeper.ts';
-import { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './config.ts';
+import { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './rules.ts';
 import { WhatsAppOutbound } from './outbound.ts';
 import type { WhatsAppSocket, WhatsAppSocketFactory } from './socket.ts';
 

@@ -3,7 +3,7 @@ import type { WhatsAppStatus } from '../../contract/messaging-channels.ts';
 import { ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../redis/signal-bus.ts';
 import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
-import { pairingPhone } from './config.ts';
+import { pairingPhone } from './rules.ts';
 
 /**
  * Linking a chatbot's WhatsApp account, for the CLI and the dashboard alike: a link request is

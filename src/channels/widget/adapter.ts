@@ -2,8 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { RawData, WebSocket } from 'ws';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
-import { DomainError, NotFoundError, ValidationError } from '../../errors.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { Accept, SocketRoute, Refusal } from '../../http/socket-server.ts';
+import { socketErrorDetail } from '../../http/error-response.ts';
 import { readFrameObject } from '../../http/socket-frame.ts';
 import { FRAME_RATE_DETAIL, type FrameReceiver } from '../../http/socket-intake.ts';
 import { isUuid } from '../../uuid.ts';
@@ -16,6 +17,8 @@ import type { WidgetSessionStore } from '../../store/widget-session-store.ts';
 import { isWidgetSessionId, READY_HISTORY_LIMIT } from './config.ts';
 import { parseWidgetFrame } from './inbound.ts';
 import type { WidgetOutbound } from './outbound.ts';
+import type { ChannelPort } from '../channel-port.ts';
+import type { VisitorPush } from '../../redis/signal-bus.ts';
 
 /** What the widget channel works with. */
 export interface WidgetDeps {
@@ -44,11 +47,31 @@ interface Visitor {
  * resumes or starts its `embed-` session, and turns visitor frames into conversation messages,
  * escalations and leads. Replies reach the visitor's sockets through `WidgetOutbound`.
  */
-export class WidgetAdapter implements SocketRoute {
+export class WidgetAdapter implements SocketRoute, ChannelPort {
+  readonly channel = 'embed';
   private readonly deps: WidgetDeps;
 
   constructor(deps: WidgetDeps) {
     this.deps = deps;
+  }
+
+  /** Nothing runs between sockets: they come and go with the socket server. */
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing to restart: a socket reads its chatbot when admitted, and again for each message. */
+  reload(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** A push for a session arrived over the signal bus: to this process's sockets of the session. */
+  deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
+    this.deps.outbound.deliver(chatbotId, sessionId, push);
   }
 
   async admit(req: IncomingMessage, url: URL, address: string): Promise<Refusal | Accept> {
@@ -157,8 +180,8 @@ export class WidgetAdapter implements SocketRoute {
   }
 
   private fail(visitor: Visitor, error: unknown): void {
-    if (!(error instanceof DomainError)) this.deps.logger.error({ err: error }, 'widget frame failed');
-    const detail = error instanceof DomainError ? error.detail : 'Internal server error.';
+    const { detail, internal } = socketErrorDetail(error);
+    if (internal) this.deps.logger.error({ err: error }, 'widget frame failed');
     this.deps.outbound.send(visitor.socket, { type: 'error', detail });
   }
 }

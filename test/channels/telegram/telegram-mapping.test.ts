@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Update } from 'grammy/types';
-import { splitForTelegram, telegramChatId, telegramSessionId } from '../../../src/channels/telegram/config.ts';
+import { splitForTelegram, telegramChatId, telegramSessionId } from '../../../src/channels/telegram/rules.ts';
 import { mapTelegramUpdate } from '../../../src/channels/telegram/inbound.ts';
 import { textUpdate } from '../../fakes/fake-telegram.ts';
 

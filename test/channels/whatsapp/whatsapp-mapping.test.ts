@@ -1,6 +1,6 @@
 import type { WAMessage } from '@whiskeysockets/baileys';
 import t from 'tap';
-import { pairingPhone, whatsappJid, whatsappSessionId } from '../../../src/channels/whatsapp/config.ts';
+import { pairingPhone, whatsappJid, whatsappSessionId } from '../../../src/channels/whatsapp/rules.ts';
 import { mapWhatsAppMessage, mapWhatsAppUpsert } from '../../../src/channels/whatsapp/inbound.ts';
 
 const PN = '4915112345678@s.whatsapp.net';

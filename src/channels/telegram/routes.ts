@@ -1,9 +1,9 @@
 import type { Next, Request, Response, Server } from 'restify';
-import type { TelegramChannel } from '../channels/telegram/adapter.ts';
-import { NotFoundError } from '../errors.ts';
-import { isUuid } from '../uuid.ts';
-import { sendDetail } from './http-server.ts';
-import { jsonBody, type JsonRequest } from './json-body.ts';
+import type { TelegramChannel } from './adapter.ts';
+import { NotFoundError } from '../../errors.ts';
+import { isUuid } from '../../uuid.ts';
+import { sendDetail } from '../../http/http-server.ts';
+import { jsonBody, type JsonRequest } from '../../http/json-body.ts';
 
 interface TelegramRequest extends JsonRequest {
   chatbotId: string;

@@ -1,12 +1,12 @@
 import type { Request, Response, Server } from 'restify';
-import { widgetConfig, WIDGET_CONFIG_PATH } from '../channels/widget/config.ts';
-import type { WidgetConfig } from '../contract/widget-protocol.ts';
-import { NotFoundError } from '../errors.ts';
-import type { AgentPresence } from '../store/agent-presence.ts';
-import type { ChatbotStore } from '../store/chatbot-store.ts';
-import { isUuid } from '../uuid.ts';
-import type { WebBundles } from './web-bundle.ts';
-import { serveBundle } from './web-page.ts';
+import { widgetConfig, WIDGET_CONFIG_PATH } from './config.ts';
+import type { WidgetConfig } from '../../contract/widget-protocol.ts';
+import { NotFoundError } from '../../errors.ts';
+import type { AgentPresence } from '../../store/agent-presence.ts';
+import type { ChatbotStore } from '../../store/chatbot-store.ts';
+import { isUuid } from '../../uuid.ts';
+import type { WebBundles } from '../../http/web-bundle.ts';
+import { serveBundle } from '../../http/web-page.ts';
 
 /** What the widget's HTTP side reads. */
 export interface WidgetRouteDeps {

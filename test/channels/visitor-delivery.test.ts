@@ -1,0 +1,61 @@
+import t from 'tap';
+import type { ChannelPort } from '../../src/channels/channel-port.ts';
+import { VisitorDelivery } from '../../src/channels/visitor-delivery.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { Signal, SignalBus, VisitorPush } from '../../src/redis/signal-bus.ts';
+import { routeSignal, type SignalTargets } from '../../src/signal-routing.ts';
+
+const push: VisitorPush = { type: 'message', role: 'agent', content: 'Hello, Maria here.', created_at: 'now' };
+
+t.test('a push reaches each channel one way, from any process', async (t) => {
+  const published: unknown[] = [];
+  const sent: unknown[] = [];
+  const delivery = new VisitorDelivery({
+    signals: { publish: async (signal: unknown) => void published.push(signal) } as unknown as SignalBus,
+    telegram: { send: async (...args: unknown[]) => void sent.push(args) },
+  });
+  for (const session of ['embed-1', 'wa_49@s.whatsapp.net', 'tg_7', 'api-1', 'my-own-id']) {
+    await delivery.deliver('bot', session, push);
+  }
+  await delivery.deliver('bot', 'tg_7', { type: 'typing' });
+  t.same(sent, [['bot', 'tg_7', 'Hello, Maria here.']], 'Telegram: the Bot API, messages only');
+  t.same(
+    published,
+    [
+      { kind: 'visitor', chatbot_id: 'bot', session_id: 'embed-1', push },
+      { kind: 'visitor', chatbot_id: 'bot', session_id: 'wa_49@s.whatsapp.net', push },
+    ],
+    'widget and WhatsApp: to the process holding the connection; API sessions: nothing to push to',
+  );
+});
+
+t.test("a pushed signal goes to the session's own channel only", async (t) => {
+  const seen: string[] = [];
+  const port = (channel: ChannelPort['channel']): ChannelPort => ({
+    channel,
+    start: async () => {},
+    stop: async () => {},
+    reload: async (chatbotId) => void seen.push(`${channel} reload ${chatbotId}`),
+    deliver: (_bot, session, pushed) => void seen.push(`${channel} ${pushed.type} ${session}`),
+  });
+  const agents = { onSignal: () => seen.push('agents') };
+  const targets = {
+    channels: [port('embed'), port('telegram'), port('whatsapp')],
+    agents,
+    logger: createLogger('silent'),
+  } as unknown as SignalTargets;
+  const route = (signal: Signal) => routeSignal({ ...signal, origin: 'elsewhere' }, targets);
+  route({ kind: 'visitor', chatbot_id: 'b', session_id: 'wa_1@s.whatsapp.net', push });
+  route({ kind: 'visitor', chatbot_id: 'b', session_id: 'embed-2', push });
+  route({ kind: 'visitor', chatbot_id: 'b', session_id: 'api-3', push });
+  route({ kind: 'escalated', chatbot_id: 'b', session_id: 'embed-2', escalated_at: 'now' });
+  route({ kind: 'channel', chatbot_id: 'b', channel: 'telegram' });
+  await Promise.resolve();
+  t.same(seen, [
+    'whatsapp message wa_1@s.whatsapp.net',
+    'embed message embed-2',
+    'embed escalated embed-2',
+    'agents',
+    'telegram reload b',
+  ]);
+});
