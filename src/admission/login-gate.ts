@@ -25,15 +25,25 @@ export type LoginAdmission =
 /** An admitted attempt, handed back with {@link LoginGate.finish} once it is decided. */
 export interface LoginTicket {
   /** The email-and-address window, the address window, the address's sign-ins in flight. */
-  keys: [string, string, string];
+  keys: [emailAndAddressWindow: string, addressWindow: string, inFlight: string];
   member: string;
 }
 
-// KEYS: email-and-address window, address window, address's in-flight set. ARGV: the two window
-// limits, window µs, nonce, in-flight cap, in-flight lease µs. Checked and counted in one script with
-// the server's clock, so the limits are exact however many gateways take sign-ins at once. Returns
-// {1, member}, {0, µs until a window slot frees} or {2} (too many of this address in flight).
-const ADMIT = new LuaScript(`
+// Checked and counted in one script with the server's clock, so the limits are exact however many
+// gateways take sign-ins at once. Returns {1, member}, {0, µs until a window slot frees} or {2} (too
+// many of this address in flight).
+const ADMIT = new LuaScript<{
+  keys: LoginTicket['keys'];
+  args: [
+    perEmailAndAddress: number,
+    perAddress: number,
+    windowMicros: number,
+    nonce: string,
+    inFlightCap: number,
+    inFlightLeaseMicros: number,
+  ];
+  reply: [1, member: string] | [0, waitMicros: number] | [2];
+}>(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = tonumber(ARGV[3])
@@ -103,17 +113,17 @@ export class LoginGate {
       this.keys.loginsInFlight(client),
     ];
     const { perEmailAndAddress, perAddress, windowMs, concurrentPerAddress, inFlightMs } = this.limits;
-    const [verdict, value] = (await ADMIT.run(this.redis, keys, [
+    const reply = await ADMIT.run(this.redis, keys, [
       perEmailAndAddress,
       perAddress,
       windowMs * 1000,
       randomUUID(),
       concurrentPerAddress,
       inFlightMs * 1000,
-    ])) as [number, string | number | undefined];
-    if (verdict === 1) return { kind: 'admitted', ticket: { keys, member: String(value) } };
-    if (verdict === 2) return { kind: 'busy' };
-    return { kind: 'limited', retryAfterSeconds: Math.ceil(Number(value) / 1_000_000) };
+    ]);
+    if (reply[0] === 1) return { kind: 'admitted', ticket: { keys, member: reply[1] } };
+    if (reply[0] === 2) return { kind: 'busy' };
+    return { kind: 'limited', retryAfterSeconds: Math.ceil(reply[1] / 1_000_000) };
   }
 
   /**

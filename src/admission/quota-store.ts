@@ -3,10 +3,14 @@ import { LuaScript } from '../redis/lua-script.ts';
 import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
-// KEYS: user, month counter, day counter. ARGV: month ttl s, day ttl s, then plan/limit pairs.
 // Reading the plan, comparing and counting in one script makes the quota exact under any race; the
 // day counter (the dashboard's chart) is counted in the same call, so it costs no extra round trip.
-const CONSUME = new LuaScript(`
+// Returns 1 when counted, 0 when the month's quota is used up, -1 for an unknown account or plan.
+const CONSUME = new LuaScript<{
+  keys: [user: string, monthCounter: string, dayCounter: string];
+  args: [monthTtlSeconds: number, dayTtlSeconds: number, ...planLimitPairs: Array<string | number>];
+  reply: -1 | 0 | 1;
+}>(`
 local plan = redis.call('HGET', KEYS[1], 'plan')
 if not plan then return -1 end
 local limit = nil
@@ -23,9 +27,8 @@ redis.call('EXPIRE', KEYS[3], ARGV[2])
 return 1
 `);
 
-// KEYS: month counter, day counter. Gives back one message when the turn it was counted for was
-// refused later.
-const REFUND = new LuaScript(`
+// Gives back one message when the turn it was counted for was refused later.
+const REFUND = new LuaScript<{ keys: [monthCounter: string, dayCounter: string]; args: []; reply: 1 }>(`
 for _, key in ipairs(KEYS) do
   if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
 end
@@ -59,9 +62,11 @@ export class QuotaStore {
 
   /** Counts one user message if the account's plan still allows one this month. */
   async consume(userId: string): Promise<QuotaDecision> {
-    const args: Array<string | number> = [MONTH_TTL_SECONDS, DAY_TTL_SECONDS];
-    for (const [plan, limit] of Object.entries(this.quotas)) args.push(plan, limit);
-    const reply = await CONSUME.run(this.redis, [this.keys.user(userId), ...this.counters(userId)], args);
+    const reply = await CONSUME.run(
+      this.redis,
+      [this.keys.user(userId), ...this.counters(userId)],
+      [MONTH_TTL_SECONDS, DAY_TTL_SECONDS, ...Object.entries(this.quotas).flat()],
+    );
     return reply === 1 ? 'counted' : reply === 0 ? 'exhausted' : 'unknown-account';
   }
 

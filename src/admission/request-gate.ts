@@ -17,12 +17,15 @@ export interface GateOptions {
   windowMs: number;
 }
 
-// KEYS: user, key record, key's window. ARGV: limit, window µs, nonce, plan, last-used throttle µs.
 // One script decides authorization and the rolling window with the server's TIME, so the check is
 // exact across every gateway process and a rejected request leaves no trace in the window.
 // Replies {1, remaining}, {2, 0} when limited, {0, 0} for another plan, {3, 0} for a key no longer
 // active (its lookup entry is stale).
-const ADMIT = new LuaScript(`
+const ADMIT = new LuaScript<{
+  keys: [user: string, key: string, keyWindow: string];
+  args: [limit: number, windowMicros: number, nonce: string, plan: string, lastUsedThrottleMicros: number];
+  reply: [verdict: 0 | 1 | 2 | 3, remaining: number];
+}>(`
 if redis.call('HGET', KEYS[2], 'active') ~= '1' then return {3, 0} end
 if redis.call('HGET', KEYS[1], 'plan') ~= ARGV[4] then return {0, 0} end
 local t = redis.call('TIME')
@@ -61,7 +64,7 @@ export class RequestGate {
     const owner = await this.apiKeys.lookup(token);
     if (!owner) return { kind: 'unauthorized' };
     const { limit, windowMs } = this.options;
-    const reply = (await ADMIT.run(
+    const reply = await ADMIT.run(
       this.redis,
       [
         this.keys.user(owner.userId),
@@ -69,7 +72,7 @@ export class RequestGate {
         this.keys.rateWindow(owner.userId, owner.keyId),
       ],
       [limit, windowMs * 1000, randomUUID(), API_PLAN, 1_000_000],
-    )) as [number, number];
+    );
     // A revoked key whose lookup entry survived (revoked by an older version, or a crash between
     // the two steps of revoke): dropped now, so its next 401 is an unknown key's.
     if (reply[0] === 3) await this.apiKeys.forget(token);

@@ -14,9 +14,13 @@ export interface SocketOpenLimits {
 /** What the gate said about one socket open. */
 export type OpenAdmission = { kind: 'admitted' } | { kind: 'limited'; retryAfterSeconds: number };
 
-// KEYS: the address's window. ARGV: limit, window µs, nonce. Returns {1} or {0, µs until a slot frees};
-// a refused open is not counted, so the set never holds more than `limit` members.
-const ADMIT = new LuaScript(`${SLIDING_WINDOW_ADMIT}
+// Returns {1} or {0, µs until a slot frees}; a refused open is not counted, so the set never holds
+// more than `limit` members.
+const ADMIT = new LuaScript<{
+  keys: [addressWindow: string];
+  args: [limit: number, windowMicros: number, nonce: string];
+  reply: [1] | [0, waitMicros: number];
+}>(`${SLIDING_WINDOW_ADMIT}
 local wait = admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 if wait > 0 then return {0, wait} end
 return {1}
@@ -41,12 +45,12 @@ export class SocketOpenGate {
 
   async admit(address: string): Promise<OpenAdmission> {
     const { perAddress, windowMs } = this.limits;
-    const reply = (await ADMIT.run(
+    const reply = await ADMIT.run(
       this.redis,
       [this.keys.socketOpens(addressKey(address))],
       [perAddress, windowMs * 1000, randomUUID()],
-    )) as [number, number?];
+    );
     if (reply[0] === 1) return { kind: 'admitted' };
-    return { kind: 'limited', retryAfterSeconds: retryAfterSeconds(reply[1] ?? 0) };
+    return { kind: 'limited', retryAfterSeconds: retryAfterSeconds(reply[1]) };
   }
 }

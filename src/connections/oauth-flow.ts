@@ -12,8 +12,8 @@ import type { RedisKeys } from '../redis/redis-keys.ts';
 import { assertOAuthService, type OAuthClient, type OAuthService } from './oauth-clients.ts';
 import { InvalidGrantError, requestToken } from './token-endpoint.ts';
 
-// KEYS: state. Takes a pending authorization for its one exchange (two callbacks with one code race).
-const CLAIM = new LuaScript(`
+// Takes a pending authorization for its one exchange (two callbacks with one code race).
+const CLAIM = new LuaScript<{ keys: [state: string]; args: []; reply: 0 | 1 }>(`
 if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'exchanging')
 return 1

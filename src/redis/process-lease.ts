@@ -1,8 +1,8 @@
 import { LuaScript } from './lua-script.ts';
 import { readPastCache, type RedisClient } from './redis-client.ts';
 
-// KEYS: lease. ARGV: holder, ttl ms. Takes the right when free, renews it when already held.
-const HOLD = new LuaScript(`
+// Takes the right when free, renews it when already held.
+const HOLD = new LuaScript<{ keys: [lease: string]; args: [holder: string, ttlMs: number]; reply: 0 | 1 }>(`
 local current = redis.call('GET', KEYS[1])
 if current == false or current == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -11,8 +11,7 @@ end
 return 0
 `);
 
-// KEYS: lease. ARGV: holder.
-const LET_GO = new LuaScript(`
+const LET_GO = new LuaScript<{ keys: [lease: string]; args: [holder: string]; reply: 0 }>(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0
 `);

@@ -19,9 +19,12 @@ export interface KeyOwner {
   keyId: string;
 }
 
-// KEYS: user, key index, new key record. ARGV: id, name, prefix, hash, created_at, max, plan.
 // Counting and inserting in one script makes the cap exact under concurrent creates.
-const CREATE = new LuaScript(`
+const CREATE = new LuaScript<{
+  keys: [user: string, keyIndex: string, newKey: string];
+  args: [id: string, name: string, prefix: string, hash: string, createdAt: number, max: number, plan: string];
+  reply: 'no_user' | 'plan' | 'cap' | 'ok';
+}>(`
 local plan = redis.call('HGET', KEYS[1], 'plan')
 if not plan then return 'no_user' end
 if plan ~= ARGV[7] then return 'plan' end
@@ -37,9 +40,8 @@ redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 return 'ok'
 `);
 
-// KEYS: key record. ARGV: revoked_at. Returns the key's hash (its lookup entry is dropped next), or
-// false when there is no such key.
-const REVOKE = new LuaScript(`
+// Returns the key's hash (its lookup entry is dropped next), or null when there is no such key.
+const REVOKE = new LuaScript<{ keys: [key: string]; args: [revokedAt: number]; reply: string | null }>(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSET', KEYS[1], 'active', '0', 'revoked_at', ARGV[1])
 return redis.call('HGET', KEYS[1], 'hash')

@@ -22,8 +22,8 @@ import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { slugify } from '../chatbots/slug.ts';
 
-// KEYS: owner's slug set. ARGV: base slug. Claims base, base-2, base-3, … atomically.
-const CLAIM_SLUG = new LuaScript(`
+// Claims base, base-2, base-3, … atomically; returns the slug claimed.
+const CLAIM_SLUG = new LuaScript<{ keys: [ownerSlugs: string]; args: [baseSlug: string]; reply: string }>(`
 local slug = ARGV[1]
 local n = 1
 while redis.call('SADD', KEYS[1], slug) == 0 do
@@ -33,9 +33,13 @@ end
 return slug
 `);
 
-// KEYS: chatbot. ARGV: settings JSON read before the change, new settings JSON. Compare-and-set, so
-// two concurrent changes never lose one another: the loser reads again and reapplies its patch.
-const SWAP_SETTINGS = new LuaScript(`
+// Compare-and-set, so two concurrent changes never lose one another: the loser reads again and
+// reapplies its patch. -1 for a deleted chatbot, 0 when the settings changed meanwhile.
+const SWAP_SETTINGS = new LuaScript<{
+  keys: [chatbot: string];
+  args: [settingsRead: string, settings: string];
+  reply: -1 | 0 | 1;
+}>(`
 if redis.call('HGET', KEYS[1], 'deleted') ~= '0' then return -1 end
 local current = redis.call('HGET', KEYS[1], 'settings') or ''
 if current ~= ARGV[1] then return 0 end
@@ -63,7 +67,7 @@ export class ChatbotStore {
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     const id = randomUUID();
     const createdAt = this.clock.nowMicros();
-    const slug = String(await CLAIM_SLUG.run(this.redis, [this.keys.slugsOf(userId)], [slugify(name)]));
+    const slug = await CLAIM_SLUG.run(this.redis, [this.keys.slugsOf(userId)], [slugify(name)]);
     // Listed before written: a reader skips a listed id without a record, so a crash in between
     // leaves nothing visible.
     await this.redis.zAdd(this.keys.chatbotsOf(userId), { score: createdAt, value: id });

@@ -1,7 +1,14 @@
 import { LuaScript } from '../redis/lua-script.ts';
+import type { ReplyFate } from './conversation-store.ts';
 import { PENDING_ENTRIES } from './pending-event-store.ts';
 
 // The conversation scripts of ConversationStore: each runs in the chatbot's hash slot ({b:<id>}).
+
+/** The keys of the scripts that append an agent's message. */
+export type AppendKeys = [meta: string, messages: string, conversationIndex: string];
+
+/** What a script that needs a conversation held by a given agent (or by nobody else) found. */
+export type HoldReply = 'missing' | 'ok' | ['held', holder: string];
 
 // The one definition of a new conversation record, shared by the scripts that may create one.
 const CREATE_CONVERSATION = `
@@ -21,10 +28,6 @@ local function append_message(meta, messages, index, message, now, session)
   redis.call('ZADD', index, now, session or redis.call('HGET', meta, 'session_id'))
 end`;
 
-// KEYS: meta, lease, messages, rate window, conversation index, id index, pending events, their due times.
-// ARGV: session, new conversation id, source, chatbot, now µs, user message JSON, rate limit,
-//       window µs, lease ms, history size, nonce, process id, pending entry id, entry due µs,
-//       how many overdue entries to take over.
 // One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, the
 // user message appended and the pending entry of its events recorded, so a turn starts with one round
 // trip and nothing half-written. It also hands the caller overdue entries of the chatbot (left by a
@@ -37,7 +40,50 @@ end`;
 // gone away under it (the release failed, or the reply to this script was lost). Waiting for it to
 // lapse would stall the conversation for a whole lease after every outage; its token is fenced off
 // like any other.
-export const BEGIN_TURN = new LuaScript(`${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}
+export const BEGIN_TURN = new LuaScript<{
+  keys: [
+    meta: string,
+    lease: string,
+    messages: string,
+    rateWindow: string,
+    conversationIndex: string,
+    idIndex: string,
+    pendingEvents: string,
+    pendingEventsDue: string,
+  ];
+  args: [
+    session: string,
+    newConversationId: string,
+    source: string,
+    chatbot: string,
+    nowMicros: number,
+    userMessageJson: string,
+    rateLimit: number,
+    windowMicros: number,
+    leaseMs: number,
+    historySize: number,
+    nonce: string,
+    processId: string,
+    pendingEntryId: string,
+    entryDueMicros: number,
+    overdueToTake: number,
+  ];
+  reply:
+    | ['leased']
+    | ['rate-limited']
+    | [
+        'started',
+        conversationId: string,
+        isNew: 0 | 1,
+        source: string,
+        holder: string,
+        leaseToken: string,
+        history: string[],
+        escalatedAt: string,
+        entry: string,
+        overdue: Array<[id: string, entry: string]>,
+      ];
+}>(`${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}
 local held = redis.call('GET', KEYS[2])
 if held and string.sub(held, 1, #ARGV[12] + 1) ~= ARGV[12] .. ':' then return {'leased'} end
 local t = redis.call('TIME')
@@ -66,12 +112,20 @@ record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14])
 return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue}
 `);
 
-// KEYS: meta, lease, messages, discarded, conversation index.
-// ARGV: token, reply JSON ('' when the turn ends without one), now µs, '1' when the reply is the
-// fallback message. Returns {outcome, consecutive fallback replies}.
 // The takeover check happens here, atomically with the append: the AI never answers a conversation
-// that a human holds, whatever any process's memory says.
-export const END_TURN = new LuaScript(`${APPEND_MESSAGE}
+// that a human holds, whatever any process's memory says. Returns {outcome, consecutive fallback
+// replies}.
+export const END_TURN = new LuaScript<{
+  keys: [meta: string, lease: string, messages: string, discarded: string, conversationIndex: string];
+  args: [
+    token: string,
+    /** '' when the turn ends without one. */
+    replyJson: string,
+    nowMicros: number,
+    fallback: '1' | '0',
+  ];
+  reply: [outcome: ReplyFate, fallbackStreak: number];
+}>(`${APPEND_MESSAGE}
 local outcome = 'stored'
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
   outcome = 'lost-lease'
@@ -95,15 +149,21 @@ if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
 return {outcome, streak}
 `);
 
-// KEYS: lease. ARGV: token, lease ms.
-export const RENEW_LEASE = new LuaScript(`
+export const RENEW_LEASE = new LuaScript<{
+  keys: [lease: string];
+  args: [token: string, leaseMs: number];
+  reply: 0 | 1;
+}>(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `);
 
-// KEYS: meta. ARGV: agent, now µs. Returns 'missing', {'held', holder} or 'ok'.
-export const TAKE_OVER = new LuaScript(`
+export const TAKE_OVER = new LuaScript<{
+  keys: [meta: string];
+  args: [agent: string, nowMicros: number];
+  reply: HoldReply;
+}>(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 if holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
@@ -111,8 +171,8 @@ redis.call('HSET', KEYS[1], 'taken_over_by', ARGV[1], 'taken_over_at', ARGV[2])
 return 'ok'
 `);
 
-// KEYS: meta. ARGV: agent ('' = any holder). Returns 'missing', {'held', holder} or 'ok'.
-export const RELEASE = new LuaScript(`
+// An agent of '' releases whoever holds the conversation.
+export const RELEASE = new LuaScript<{ keys: [meta: string]; args: [agent: string]; reply: HoldReply }>(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 if ARGV[1] ~= '' and holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
@@ -120,12 +180,26 @@ redis.call('HSET', KEYS[1], 'taken_over_by', '', 'taken_over_at', '')
 return 'ok'
 `);
 
-// KEYS: meta, conversation index, id index, pending events, their due times. ARGV: now µs, and to
-// create a missing conversation (a visitor asking for a human before saying anything): new id ('' not
-// to create one), chatbot, session, source; then the pending entry id and its due µs.
-// Returns 'missing', {'already', at, record} or {'escalated', at, message count, record, the entry as
-// recorded}, the record as HGETALL gives it; the first escalation records the entry of its event.
-export const ESCALATE = new LuaScript(`${CREATE_CONVERSATION}${PENDING_ENTRIES}
+// A missing conversation is created (a visitor asking for a human before saying anything) unless the
+// new id is ''. Returns 'missing', {'already', at, record} or {'escalated', at, message count, record,
+// the entry as recorded}, the record as HGETALL gives it; the first escalation records the entry of its
+// event.
+export const ESCALATE = new LuaScript<{
+  keys: [meta: string, conversationIndex: string, idIndex: string, pendingEvents: string, pendingEventsDue: string];
+  args: [
+    nowMicros: number,
+    newConversationId: string,
+    chatbot: string,
+    session: string,
+    source: string,
+    pendingEntryId: string,
+    entryDueMicros: number,
+  ];
+  reply:
+    | 'missing'
+    | ['already', at: string, record: string[]]
+    | ['escalated', at: string, messageCount: string, record: string[], entry: string];
+}>(`${CREATE_CONVERSATION}${PENDING_ENTRIES}
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[2] == '' then return 'missing' end
   create_conversation(KEYS[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[1])
@@ -142,10 +216,13 @@ record_entry(KEYS[4], KEYS[5], ARGV[6], entry, ARGV[7])
 return {'escalated', ARGV[1], meta[3], redis.call('HGETALL', KEYS[1]), entry}
 `);
 
-// KEYS: meta, messages, conversation index. ARGV: agent, message JSON, now µs.
 // An agent writes only into a conversation it holds; no lease is needed, since END_TURN discards the
 // AI's reply to a held conversation.
-export const APPEND_AGENT = new LuaScript(`${APPEND_MESSAGE}
+export const APPEND_AGENT = new LuaScript<{
+  keys: AppendKeys;
+  args: [agent: string, messageJson: string, nowMicros: number];
+  reply: HoldReply | 'not-held';
+}>(`${APPEND_MESSAGE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 if holder == '' then return 'not-held' end
@@ -154,11 +231,14 @@ append_message(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 return 'ok'
 `);
 
-// KEYS: meta, messages, conversation index. ARGV: holder, message JSON, now µs.
 // The owner wrote from the messaging account itself (WhatsApp's linked phone): the conversation is
 // taken over by `holder` unless someone already holds it, and the message is stored as an agent's.
 // Returns 'missing' or {holder, 1 when this message took it over}.
-export const APPEND_OWNER = new LuaScript(`${APPEND_MESSAGE}
+export const APPEND_OWNER = new LuaScript<{
+  keys: AppendKeys;
+  args: [holder: string, messageJson: string, nowMicros: number];
+  reply: 'missing' | [holder: string, tookOver: 0 | 1];
+}>(`${APPEND_MESSAGE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 local took = 0

@@ -18,6 +18,8 @@ import {
   RELEASE,
   RENEW_LEASE,
   TAKE_OVER,
+  type AppendKeys,
+  type HoldReply,
 } from './conversation-scripts.ts';
 import type { PendingEventStore } from './pending-event-store.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
@@ -134,7 +136,7 @@ export class ConversationStore {
     const now = this.clock.nowMicros();
     const message: RawMessage = { role: 'user', content: input.content, at: now };
     const entryId = randomUUID();
-    const reply = (await BEGIN_TURN.run(
+    const reply = await BEGIN_TURN.run(
       this.redis,
       [
         this.keys.conversation(chatbotId, sessionId),
@@ -163,21 +165,10 @@ export class ConversationStore {
         this.pending.dueAt(now),
         OVERDUE_PER_TURN,
       ],
-    )) as [string, ...unknown[]];
+    );
     if (reply[0] === 'leased') return { kind: 'leased' };
     if (reply[0] === 'rate-limited') return { kind: 'rate-limited' };
-    const [, id, isNew, source, takenOverBy, token, history, escalatedAt, entry, overdue] = reply as [
-      string,
-      string,
-      number,
-      string,
-      string,
-      string,
-      string[],
-      string,
-      string,
-      Array<[string, string]>,
-    ];
+    const [, id, isNew, source, takenOverBy, token, history, escalatedAt, entry, overdue] = reply;
     return {
       kind: 'started',
       conversationId: id,
@@ -207,7 +198,7 @@ export class ConversationStore {
     const json = reply
       ? JSON.stringify({ role: reply.role, content: reply.content, at: now } satisfies RawMessage)
       : '';
-    const [outcome, streak] = (await END_TURN.run(
+    const [outcome, streak] = await END_TURN.run(
       this.redis,
       [
         this.keys.conversation(chatbotId, sessionId),
@@ -217,7 +208,7 @@ export class ConversationStore {
         this.keys.conversationsOf(chatbotId),
       ],
       [token, json, now, reply?.fallback ? '1' : '0'],
-    )) as [ReplyFate, number];
+    );
     return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
   }
 
@@ -263,7 +254,7 @@ export class ConversationStore {
   }
 
   /** The keys of the scripts that append an agent's message: meta, messages, conversation index. */
-  private appendKeys(chatbotId: string, sessionId: string): string[] {
+  private appendKeys(chatbotId: string, sessionId: string): AppendKeys {
     return [
       this.keys.conversation(chatbotId, sessionId),
       this.keys.conversationMessages(chatbotId, sessionId),
@@ -289,7 +280,7 @@ export class ConversationStore {
       now,
     ]);
     if (reply === 'missing') return undefined;
-    const [current, took] = reply as [string, number];
+    const [current, took] = reply;
     return {
       message: { role: 'agent', content, created_at: formatTimestamp(now) },
       holder: current,
@@ -341,11 +332,11 @@ export class ConversationStore {
       [now, create ? randomUUID() : '', chatbotId, sessionId, create?.source ?? '', entryId, this.pending.dueAt(now)],
     );
     if (reply === 'missing') throw new NotFoundError('Conversation not found.');
-    if ((reply as string[])[0] === 'already') {
-      const [, at, record] = reply as [string, string, string[]];
+    if (reply[0] === 'already') {
+      const [, at, record] = reply;
       return { first: false, escalatedAt: formatTimestamp(Number(at)), conversation: toView(fields(record)) };
     }
-    const [, at, count, record, entry] = reply as [string, string, string, string[], string];
+    const [, at, count, record, entry] = reply;
     return {
       first: true,
       escalatedAt: formatTimestamp(Number(at)),
@@ -383,11 +374,9 @@ export class ConversationStore {
     return raw.map(parseMessage);
   }
 
-  private checkHold(reply: unknown): void {
+  private checkHold(reply: HoldReply): void {
     if (reply === 'missing') throw new NotFoundError('Conversation not found.');
-    if (Array.isArray(reply)) {
-      throw new ConflictError(`Conversation is already taken over by ${String(reply[1])}.`);
-    }
+    if (Array.isArray(reply)) throw new ConflictError(`Conversation is already taken over by ${reply[1]}.`);
   }
 }
 

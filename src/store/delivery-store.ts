@@ -22,12 +22,25 @@ export interface ClaimedDelivery {
 /** What an attempt's result means for the delivery. */
 export type AttemptVerdict = { kind: 'delivered' } | { kind: 'retry'; atMicros: number } | { kind: 'failed' };
 
-// KEYS: due, log of the webhook. ARGV: id, webhook id, chatbot id, event, body, now µs, max attempts,
-// order key, log cutoff µs, key prefix.
 // The record, its place in the due queue and the log entry are written together: once this returns,
 // the delivery exists and will be attempted, whatever happens to this process. A delivery id that
 // exists already is left as it is (the same event emitted again). Returns 1 when written.
-const ENQUEUE = new LuaScript(`
+const ENQUEUE = new LuaScript<{
+  keys: [due: string, webhookLog: string];
+  args: [
+    id: string,
+    webhookId: string,
+    chatbotId: string,
+    event: string,
+    body: string,
+    nowMicros: number,
+    maxAttempts: number,
+    orderKey: string,
+    logCutoffMicros: number,
+    keyPrefix: string,
+  ];
+  reply: 0 | 1;
+}>(`
 local record = ARGV[10] .. 'delivery:' .. ARGV[1]
 if redis.call('EXISTS', record) == 1 then return 0 end
 redis.call('HSET', record, 'id', ARGV[1], 'webhook_id', ARGV[2], 'chatbot_id', ARGV[3], 'event', ARGV[4],
@@ -39,10 +52,15 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[9])
 return 1
 `);
 
-// KEYS: due. ARGV: now µs, limit, claim until µs, token, key prefix.
 // Claiming moves a delivery's due time to the end of the claim: if this process dies mid-attempt, the
 // delivery becomes due again and is retried under the same id.
-const CLAIM = new LuaScript(`
+const CLAIM = new LuaScript<{
+  keys: [due: string];
+  args: [nowMicros: number, limit: number, claimUntilMicros: number, token: string, keyPrefix: string];
+  reply: Array<
+    [id: string, webhookId: string, chatbotId: string, event: string, body: string, attempt: number, orderKey: string]
+  >;
+}>(`
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
 for _, id in ipairs(ids) do
@@ -59,9 +77,17 @@ end
 return out
 `);
 
-// KEYS: due. ARGV: key prefix, retention s, then per attempt: id, token, attempt JSON, verdict, next µs.
 // Records a batch of attempts in one round trip; each is skipped if its claim was lost meanwhile.
-const COMPLETE = new LuaScript(`
+const COMPLETE = new LuaScript<{
+  keys: [due: string];
+  args: [
+    keyPrefix: string,
+    retentionSeconds: number,
+    /** Five per attempt: id, token, attempt JSON, verdict, next µs. */
+    ...attempts: Array<string | number>,
+  ];
+  reply: Array<'delivered' | 'retry' | 'failed' | 'stale'>;
+}>(`
 local out = {}
 for i = 3, #ARGV, 5 do
   local id = ARGV[i]
@@ -89,16 +115,24 @@ end
 return out
 `);
 
-// KEYS: due, record. ARGV: id, token, due µs. Gives a claim back without an attempt.
-const RELEASE = new LuaScript(`
+// Gives a claim back without an attempt.
+const RELEASE = new LuaScript<{
+  keys: [due: string, record: string];
+  args: [id: string, token: string, dueMicros: number];
+  reply: 0 | 1;
+}>(`
 if redis.call('HGET', KEYS[2], 'claim') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[2], 'claim', '')
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
 `);
 
-// KEYS: due, record, attempts. ARGV: id, now µs. A finished delivery gets one more attempt.
-const REDELIVER = new LuaScript(`
+// A finished delivery gets one more attempt.
+const REDELIVER = new LuaScript<{
+  keys: [due: string, record: string, attempts: string];
+  args: [id: string, nowMicros: number];
+  reply: 'missing' | 'pending' | 'ok';
+}>(`
 local status = redis.call('HGET', KEYS[2], 'status')
 if not status then return 'missing' end
 if status == 'pending' then return 'pending' end
@@ -162,11 +196,11 @@ export class DeliveryStore {
   /** Claims up to `limit` due deliveries for `claimMs`. */
   async claim(limit: number, claimMs: number, token: string): Promise<ClaimedDelivery[]> {
     const now = this.clock.nowMicros();
-    const rows = (await CLAIM.run(
+    const rows = await CLAIM.run(
       this.redis,
       [this.keys.deliveriesDue()],
       [now, limit, now + claimMs * 1000, token, this.keys.deliveryPrefix()],
-    )) as Array<[string, string, string, string, string, number, string]>;
+    );
     return rows.map(([id, webhookId, chatbotId, event, body, attempt, orderKey]) => ({
       id,
       webhookId,
@@ -191,20 +225,21 @@ export class DeliveryStore {
     }>,
   ): Promise<Array<'delivered' | 'retry' | 'failed' | 'stale'>> {
     if (attempts.length === 0) return [];
-    const args: Array<string | number> = [this.keys.deliveryPrefix(), this.retentionSeconds];
-    for (const { delivery, attempt, verdict } of attempts) {
+    const batch = attempts.flatMap(({ delivery, attempt, verdict }) => {
       const { atMicros, ...rest } = attempt;
-      args.push(
+      return [
         delivery.id,
         delivery.token,
         JSON.stringify({ ...rest, at: atMicros }),
         verdict.kind,
         verdict.kind === 'retry' ? verdict.atMicros : 0,
-      );
-    }
-    return (await COMPLETE.run(this.redis, [this.keys.deliveriesDue()], args)) as Array<
-      'delivered' | 'retry' | 'failed' | 'stale'
-    >;
+      ];
+    });
+    return COMPLETE.run(
+      this.redis,
+      [this.keys.deliveriesDue()],
+      [this.keys.deliveryPrefix(), this.retentionSeconds, ...batch],
+    );
   }
 
   /** Gives a claimed delivery back, unattempted, due at `atMicros`. */

@@ -28,9 +28,13 @@ export interface SpaceMigrationState {
   error?: string;
 }
 
-// KEYS: lease, space, migration. ARGV: holder, space, embeddings, now µs. The switch: only while the
-// holder has the lease, so a holder whose lease lapsed (and was taken over) never switches.
-const SWITCH = new LuaScript(`
+// The switch: only while the holder has the lease, so a holder whose lease lapsed (and was taken over)
+// never switches.
+const SWITCH = new LuaScript<{
+  keys: [lease: string, space: string, migration: string];
+  args: [holder: string, space: string, embeddings: string, nowMicros: number];
+  reply: 0 | 1;
+}>(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[2], 'space', ARGV[2], 'embeddings', ARGV[3])
 redis.call('HSET', KEYS[3], 'phase', 'switched', 'updated_at', ARGV[4])
@@ -119,8 +123,12 @@ export class EmbeddingSpaceStore {
 
   /** Makes `setting` the served space, if `holder` still has the lease; false when it does not. */
   async switchTo(holder: string, setting: SpaceSetting, nowMicros: number): Promise<boolean> {
-    const keys = [this.keys.spaceMigrationLease(), this.keys.embeddingSpace(), this.keys.spaceMigration()];
-    return (await SWITCH.run(this.redis, keys, [holder, setting.space, setting.embeddings, nowMicros])) === 1;
+    const switched = await SWITCH.run(
+      this.redis,
+      [this.keys.spaceMigrationLease(), this.keys.embeddingSpace(), this.keys.spaceMigration()],
+      [holder, setting.space, setting.embeddings, nowMicros],
+    );
+    return switched === 1;
   }
 
   /** This gateway serves `space` now. */

@@ -18,12 +18,16 @@ export interface IngestionClaim {
   until: number;
 }
 
-// KEYS: queue, leases, paused, tokens. ARGV: now µs, limit, lease until µs, token.
 // Expired leases (a process died mid-ingestion, or lost its lease) go back to the head of the queue
 // first, then up to `limit` queued sources are leased - none while ingestion is paused (a
-// re-embedding copies chunks), and none for a limit of 0 (ZRANGE 0 -1 would be all of them). Each claim counts an attempt, so a source that keeps killing its
-// worker can be failed instead of retried for ever.
-const CLAIM = new LuaScript(`
+// re-embedding copies chunks), and none for a limit of 0 (ZRANGE 0 -1 would be all of them). Each
+// claim counts an attempt, so a source that keeps killing its worker can be failed instead of
+// retried for ever.
+const CLAIM = new LuaScript<{
+  keys: [queue: string, leases: string, paused: string, tokens: string];
+  args: [nowMicros: number, limit: number, leaseUntilMicros: number, token: string];
+  reply: Array<[member: string, interrupted: number]>;
+}>(`
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 for _, member in ipairs(expired) do
   redis.call('ZREM', KEYS[2], member)
@@ -43,8 +47,12 @@ end
 return out
 `);
 
-// KEYS: queue, leases, paused, tokens. ARGV: member, lease until µs, token. Leases one specific queued source.
-const CLAIM_ONE = new LuaScript(`
+// Leases one specific queued source: how many earlier claims of it never finished, or -1.
+const CLAIM_ONE = new LuaScript<{
+  keys: [queue: string, leases: string, paused: string, tokens: string];
+  args: [member: string, leaseUntilMicros: number, token: string];
+  reply: number;
+}>(`
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
@@ -52,18 +60,26 @@ redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
 return redis.call('HINCRBY', KEYS[1] .. ':attempts', ARGV[1], 1) - 1
 `);
 
-// KEYS: leases, tokens. ARGV: member, token, lease until µs. Extends a lease only for the claim that
-// holds it: 0 once it lapsed and a claim by any process took it back (to the queue, or for itself).
-const RENEW = new LuaScript(`
+// Extends a lease only for the claim that holds it: 0 once it lapsed and a claim by any process took it
+// back (to the queue, or for itself).
+const RENEW = new LuaScript<{
+  keys: [leases: string, tokens: string];
+  args: [member: string, token: string, leaseUntilMicros: number];
+  reply: 0 | 1;
+}>(`
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
 `);
 
-// KEYS: queue, leases, sync-again, tokens. ARGV: member, now µs, token. Ends the claim that holds the
-// lease (0, nothing done, for one that lost it); a source asked to sync during the run is queued again.
-const FINISH = new LuaScript(`
+// Ends the claim that holds the lease (0, nothing done, for one that lost it); a source asked to sync
+// during the run is queued again.
+const FINISH = new LuaScript<{
+  keys: [queue: string, leases: string, syncAgain: string, tokens: string];
+  args: [member: string, nowMicros: number, token: string];
+  reply: 0 | 1;
+}>(`
 if redis.call('HGET', KEYS[4], ARGV[1]) ~= ARGV[3] then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
@@ -72,10 +88,13 @@ if redis.call('SREM', KEYS[3], ARGV[1]) == 1 then redis.call('ZADD', KEYS[1], 'N
 return 1
 `);
 
-// KEYS: due, queue, leases. ARGV: now µs, limit. Moves re-syncs that are due into the queue, each
-// once whichever process runs it: one being ingested right now is left to that run, which schedules
-// its next sync when it ends.
-const PROMOTE_DUE = new LuaScript(`
+// Moves re-syncs that are due into the queue, each once whichever process runs it: one being ingested
+// right now is left to that run, which schedules its next sync when it ends. Returns how many were due.
+const PROMOTE_DUE = new LuaScript<{
+  keys: [due: string, queue: string, leases: string];
+  args: [nowMicros: number, limit: number];
+  reply: number;
+}>(`
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, member in ipairs(due) do
   redis.call('ZREM', KEYS[1], member)
@@ -84,10 +103,13 @@ end
 return #due
 `);
 
-// KEYS: queue, leases, sync-again. ARGV: member, now µs. Queues a source now; one being ingested is
-// marked to be queued again when that run ends (two runs of one source never overlap). Its scheduled
-// sync stays as it is until the run ends and schedules the next.
-const SYNC_NOW = new LuaScript(`
+// Queues a source now; one being ingested is marked to be queued again when that run ends (two runs of
+// one source never overlap). Its scheduled sync stays as it is until the run ends and schedules the next.
+const SYNC_NOW = new LuaScript<{
+  keys: [queue: string, leases: string, syncAgain: string];
+  args: [member: string, nowMicros: number];
+  reply: 'queued' | 'running';
+}>(`
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   redis.call('SADD', KEYS[3], ARGV[1])
   return 'running'
@@ -140,11 +162,11 @@ export class IngestionQueue {
 
   /** Moves up to `limit` re-syncs due by `nowMicros` into the queue; returns how many were due. */
   async promoteDue(nowMicros: number, limit: number): Promise<number> {
-    return (await PROMOTE_DUE.run(
+    return PROMOTE_DUE.run(
       this.redis,
       [this.keys.syncDue(), this.keys.ingestQueue(), this.keys.ingestLeases()],
       [nowMicros, limit],
-    )) as number;
+    );
   }
 
   /**
@@ -152,11 +174,11 @@ export class IngestionQueue {
    * case it is queued again as soon as that run ends.
    */
   async syncNow(chatbotId: string, sourceId: string, nowMicros: number): Promise<'queued' | 'running'> {
-    return (await SYNC_NOW.run(
+    return SYNC_NOW.run(
       this.redis,
       [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.syncAgain()],
       [`${chatbotId}/${sourceId}`, nowMicros],
-    )) as 'queued' | 'running';
+    );
   }
 
   async enqueue(chatbotId: string, sourceId: string, atMicros: number): Promise<void> {
@@ -166,11 +188,11 @@ export class IngestionQueue {
   async claim(limit: number, nowMicros: number, leaseMs: number): Promise<IngestionClaim[]> {
     const token = randomUUID();
     const until = nowMicros + leaseMs * 1000;
-    const rows = (await CLAIM.run(
+    const rows = await CLAIM.run(
       this.redis,
       [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused(), this.keys.ingestLeaseTokens()],
       [nowMicros, limit, until, token],
-    )) as Array<[string, number]>;
+    );
     return rows.map(([member, interrupted]) => ({ ...split(member), interrupted, token, until }));
   }
 
@@ -183,11 +205,11 @@ export class IngestionQueue {
   ): Promise<IngestionClaim | undefined> {
     const token = randomUUID();
     const until = nowMicros + leaseMs * 1000;
-    const interrupted = (await CLAIM_ONE.run(
+    const interrupted = await CLAIM_ONE.run(
       this.redis,
       [this.keys.ingestQueue(), this.keys.ingestLeases(), this.keys.ingestPaused(), this.keys.ingestLeaseTokens()],
       [`${chatbotId}/${sourceId}`, until, token],
-    )) as number;
+    );
     return interrupted < 0 ? undefined : { chatbotId, sourceId, interrupted, token, until };
   }
 

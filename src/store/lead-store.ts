@@ -7,9 +7,19 @@ import type { RedisKeys } from '../redis/redis-keys.ts';
 // A lead goes to the dashboard as it is stored.
 export type { Lead };
 
-// KEYS: session's lead, lead record, chatbot's leads, pending events, pending events due.
-// ARGV: lead id, lead JSON, at µs, pending id, pending JSON, pending due µs. 0 when the session has a lead.
-const CREATE = new LuaScript(`
+// 0 when the session has a lead.
+const CREATE = new LuaScript<{
+  keys: [sessionLead: string, lead: string, chatbotLeads: string, pendingEvents: string, pendingEventsDue: string];
+  args: [
+    leadId: string,
+    leadJson: string,
+    atMicros: number,
+    pendingId: string,
+    pendingJson: string,
+    pendingDueMicros: number,
+  ];
+  reply: 0 | 1;
+}>(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 0 end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
@@ -18,8 +28,12 @@ redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
 return 1
 `);
 
-// KEYS: session's lead, lead record. ARGV: lead id, lead JSON. 0 when the session's lead is another.
-const UPDATE = new LuaScript(`
+// 0 when the session's lead is another.
+const UPDATE = new LuaScript<{
+  keys: [sessionLead: string, lead: string];
+  args: [leadId: string, leadJson: string];
+  reply: 0 | 1;
+}>(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2])
 return 1

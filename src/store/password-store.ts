@@ -4,13 +4,16 @@ import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { END_SESSIONS_LUA } from './session-store.ts';
 
-// KEYS: password, owner's session set, [invitation]. ARGV: hash, session key prefix, [SHA-256 of the
-// invitation's secret]. Sets the password and ends every session of the owner in one script (all keys
-// are in the owner's `{u:<id>}` slot), so no crash can leave sessions opened with the old password
-// alive after a change. With an invitation, it is checked and used up first, in the same script: a
-// link raced from two tabs sets one password, and a used link has always set it.
+// Sets the password and ends every session of the owner in one script (all keys are in the owner's
+// `{u:<id>}` slot), so no crash can leave sessions opened with the old password alive after a change.
+// With an invitation, it is checked and used up first, in the same script: a link raced from two tabs
+// sets one password, and a used link has always set it.
 // Returns the number of sessions ended, or -1 when the invitation is not (or no longer) pending.
-const SET_PASSWORD = new LuaScript(`
+const SET_PASSWORD = new LuaScript<{
+  keys: [password: string, sessions: string] | [password: string, sessions: string, invitation: string];
+  args: [hash: string, sessionPrefix: string] | [hash: string, sessionPrefix: string, invitationSecretSha256: string];
+  reply: number;
+}>(`
 if KEYS[3] then
   if redis.call('GET', KEYS[3]) ~= ARGV[3] then return -1 end
   redis.call('DEL', KEYS[3])
@@ -37,14 +40,12 @@ export class PasswordStore {
    * (and nothing written) otherwise.
    */
   async set(userId: string, hash: string, invite?: OwnerToken): Promise<boolean> {
-    const keys = [this.keys.password(userId), this.keys.dashboardSessionsOf(userId)];
-    const args = [hash, this.keys.dashboardSession(userId, '')];
-    if (invite !== undefined) {
-      if (invite.userId !== userId) return false;
-      keys.push(this.keys.invite(userId));
-      args.push(invite.hash);
-    }
-    return Number(await SET_PASSWORD.run(this.redis, keys, args)) >= 0;
+    const keys: [string, string] = [this.keys.password(userId), this.keys.dashboardSessionsOf(userId)];
+    const args: [string, string] = [hash, this.keys.dashboardSession(userId, '')];
+    if (invite === undefined) return (await SET_PASSWORD.run(this.redis, keys, args)) >= 0;
+    if (invite.userId !== userId) return false;
+    const ended = await SET_PASSWORD.run(this.redis, [...keys, this.keys.invite(userId)], [...args, invite.hash]);
+    return ended >= 0;
   }
 
   /** The stored hash, or undefined when the owner has not set a password yet. */

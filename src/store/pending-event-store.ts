@@ -28,15 +28,21 @@ local function claim_overdue(entries, due, now, limit, due_again)
   return out
 end`;
 
-// KEYS: entries, due. ARGV: now µs, limit, due again µs.
-const CLAIM_OVERDUE = new LuaScript(`${PENDING_ENTRIES}
+const CLAIM_OVERDUE = new LuaScript<{
+  keys: [entries: string, due: string];
+  args: [nowMicros: number, limit: number, dueAgainMicros: number];
+  reply: Array<[id: string, entry: string]>;
+}>(`${PENDING_ENTRIES}
 return claim_overdue(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 `);
 
-// KEYS: chatbots with pending events. ARGV: chatbot id, cutoff µs.
 // Forgets a chatbot only if no event of it was recorded since the cutoff: an event recorded meanwhile
 // registered the chatbot again (with a newer score) before it was written.
-const FORGET_IF_QUIET = new LuaScript(`
+const FORGET_IF_QUIET = new LuaScript<{
+  keys: [chatbotsWithPendingEvents: string];
+  args: [chatbotId: string, cutoffMicros: number];
+  reply: 0;
+}>(`
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) <= tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
@@ -104,11 +110,7 @@ export class PendingEventStore {
   /** Up to `limit` overdue entries of the chatbot, taken for one more grace period. */
   async claimOverdue(chatbotId: string, limit: number): Promise<StoredPendingEntry[]> {
     const now = this.clock.nowMicros();
-    const rows = (await CLAIM_OVERDUE.run(this.redis, this.entryKeys(chatbotId), [
-      now,
-      limit,
-      this.dueAt(now),
-    ])) as Array<[string, string]>;
+    const rows = await CLAIM_OVERDUE.run(this.redis, this.entryKeys(chatbotId), [now, limit, this.dueAt(now)]);
     return rows.map(([id, json]) => ({ id, json }));
   }
 

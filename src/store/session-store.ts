@@ -25,11 +25,25 @@ export interface DashboardSession {
   csrfToken: string;
 }
 
-// KEYS: session, owner's session set, user, [password]. ARGV: id, csrf, now µs, ends µs, idle ms,
-// session key prefix, [password hash the session is opened with]. Sessions that expired meanwhile are
-// dropped from the set, so it only holds live ones. A password changed since it was checked (a
-// sign-in waits for its turn at scrypt) opens nothing: the change has just ended every session.
-const CREATE = new LuaScript(`
+type CreateKeys = [session: string, sessions: string, user: string];
+type CreateArgs = [
+  id: string,
+  csrf: string,
+  nowMicros: number,
+  endsMicros: number,
+  idleMs: number,
+  sessionPrefix: string,
+];
+
+// Sessions that expired meanwhile are dropped from the owner's set, so it only holds live ones. With
+// the password key and the hash the session is opened with: a password changed since it was checked
+// (a sign-in waits for its turn at scrypt) opens nothing, the change has just ended every session.
+// Returns 1, 0 when there is no such user, -1 for a changed password.
+const CREATE = new LuaScript<{
+  keys: CreateKeys | [...CreateKeys, password: string];
+  args: CreateArgs | [...CreateArgs, passwordHash: string];
+  reply: -1 | 0 | 1;
+}>(`
 if redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
 if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then return -1 end
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
@@ -41,8 +55,13 @@ redis.call('SADD', KEYS[2], ARGV[1])
 return 1
 `);
 
-// KEYS: session. ARGV: now µs, idle ms. Each use of a session keeps it alive for another idle period.
-const TOUCH = new LuaScript(`
+// Each use of a session keeps it alive for another idle period. Returns its CSRF token, or null when
+// it ended.
+const TOUCH = new LuaScript<{
+  keys: [session: string];
+  args: [nowMicros: number, idleMs: number];
+  reply: string | null;
+}>(`
 local f = redis.call('HMGET', KEYS[1], 'csrf', 'ends_at')
 if not f[1] then return false end
 if tonumber(f[2]) <= tonumber(ARGV[1]) then
@@ -65,8 +84,8 @@ redis.call('DEL', sessions)
 local ended = #ids
 `;
 
-// KEYS: owner's session set. ARGV: session key prefix. Ends every session of the owner at once.
-const END_ALL = new LuaScript(`
+// Ends every session of the owner at once; returns how many there were.
+const END_ALL = new LuaScript<{ keys: [sessions: string]; args: [sessionPrefix: string]; reply: number }>(`
 local sessions, prefix = KEYS[1], ARGV[1]
 ${END_SESSIONS_LUA}
 return ended
@@ -100,12 +119,12 @@ export class SessionStore {
     const { token, hash: id } = newOwnerToken(userId);
     const csrfToken = randomBytes(32).toString('base64url');
     const now = this.clock.nowMicros();
-    const keys = [
+    const keys: CreateKeys = [
       this.keys.dashboardSession(userId, id),
       this.keys.dashboardSessionsOf(userId),
       this.keys.user(userId),
     ];
-    const args = [
+    const args: CreateArgs = [
       id,
       csrfToken,
       now,
@@ -113,11 +132,10 @@ export class SessionStore {
       this.lifetime.idleMs,
       this.sessionPrefix(userId),
     ];
-    if (passwordHash !== undefined) {
-      keys.push(this.keys.password(userId));
-      args.push(passwordHash);
-    }
-    const created = await CREATE.run(this.redis, keys, args);
+    const created =
+      passwordHash === undefined
+        ? await CREATE.run(this.redis, keys, args)
+        : await CREATE.run(this.redis, [...keys, this.keys.password(userId)], [...args, passwordHash]);
     if (created === 0) throw new NotFoundError('User not found.');
     return created === 1 ? { token, csrfToken } : undefined;
   }
@@ -146,7 +164,7 @@ export class SessionStore {
 
   /** Ends every session of the owner; returns how many there were. */
   async endAll(userId: string): Promise<number> {
-    return Number(await END_ALL.run(this.redis, [this.keys.dashboardSessionsOf(userId)], [this.sessionPrefix(userId)]));
+    return END_ALL.run(this.redis, [this.keys.dashboardSessionsOf(userId)], [this.sessionPrefix(userId)]);
   }
 
   private sessionPrefix(userId: string): string {

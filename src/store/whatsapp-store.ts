@@ -13,10 +13,13 @@ export type { WhatsAppConnection };
 /** How long a message id is remembered (WhatsApp re-delivers only recent messages). */
 const MESSAGE_MEMORY_SECONDS = 48 * 3600;
 
-// KEYS: record, creds, keys. ARGV: required state ('' = any), '1' to forget the auth state, then
-// field/value pairs. Changes a connection only while it exists (and is in the required state), so a
-// late event of a socket never brings back a connection that was removed.
-const UPDATE = new LuaScript(`
+// Changes a connection only while it exists (and is in the required state), so a late event of a
+// socket never brings back a connection that was removed. Returns 1 when changed.
+const UPDATE = new LuaScript<{
+  keys: [record: string, creds: string, signalKeys: string];
+  args: [requiredState: WhatsAppLinkState | '', forgetAuth: '1' | '0', ...fieldValuePairs: string[]];
+  reply: 0 | 1;
+}>(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
 if ARGV[2] == '1' then redis.call('DEL', KEYS[2], KEYS[3]) end
@@ -26,12 +29,21 @@ redis.call('HSET', KEYS[1], unpack(fields))
 return 1
 `);
 
-// KEYS: record, socket lease, creds, signal keys. ARGV: holder, the creds JSON ('' to leave them),
-// how many signal keys to write, then field/value pairs, then fields to delete.
 // Auth state is written only by the process that holds the socket's lease, and only while the
 // connection exists: a socket that lost its lease (or whose connection was removed) never brings back
 // creds or keys another process replaced or a disconnect deleted. Returns 1 when written.
-const WRITE_AUTH = new LuaScript(`
+const WRITE_AUTH = new LuaScript<{
+  keys: [record: string, socketLease: string, creds: string, signalKeys: string];
+  args: [
+    holder: string,
+    /** The creds JSON, '' to leave them. */
+    creds: string,
+    /** How many signal keys to write: that many field/value pairs follow, then the fields to delete. */
+    sets: number,
+    ...pairsThenRemovals: string[],
+  ];
+  reply: 0 | 1;
+}>(`
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 if ARGV[2] ~= '' then redis.call('SET', KEYS[3], ARGV[2]) end
 local sets = tonumber(ARGV[3])

@@ -16,10 +16,12 @@ export interface WidgetSessionLimits {
 /** A new session, or how long until the address may start another. */
 export type Issued = { kind: 'issued'; sessionId: string } | { kind: 'limited'; retryAfterSeconds: number };
 
-// KEYS: the address's new-session window on the chatbot, the new session. ARGV: limit, window µs,
-// session id, session TTL s. The session is written only when admitted. Returns {1} or {0, µs until
-// a slot frees}.
-const ISSUE = new LuaScript(`${SLIDING_WINDOW_ADMIT}
+// The session is written only when admitted. Returns {1} or {0, µs until a slot frees}.
+const ISSUE = new LuaScript<{
+  keys: [addressWindow: string, session: string];
+  args: [limit: number, windowMicros: number, sessionId: string, ttlSeconds: number];
+  reply: [1] | [0, waitMicros: number];
+}>(`${SLIDING_WINDOW_ADMIT}
 local wait = admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 if wait > 0 then return {0, wait} end
 redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
@@ -46,13 +48,13 @@ export class WidgetSessionStore {
   async issue(chatbotId: string, address: string): Promise<Issued> {
     const sessionId = `embed-${randomUUID()}`;
     const { ttlSeconds, perAddress, windowMs } = this.limits;
-    const reply = (await ISSUE.run(
+    const reply = await ISSUE.run(
       this.redis,
       [this.keys.newWidgetSessions(chatbotId, addressKey(address)), this.keys.widgetSession(chatbotId, sessionId)],
       [perAddress, windowMs * 1000, sessionId, ttlSeconds],
-    )) as [number, number?];
+    );
     if (reply[0] === 1) return { kind: 'issued', sessionId };
-    return { kind: 'limited', retryAfterSeconds: retryAfterSeconds(reply[1] ?? 0) };
+    return { kind: 'limited', retryAfterSeconds: retryAfterSeconds(reply[1]) };
   }
 
   /** Whether this chatbot handed the session out, or has a conversation under it. */
