@@ -18,7 +18,7 @@ import { registerWidgetRoutes } from './channels/widget/routes.ts';
 import { WidgetAdapter } from './channels/widget/adapter.ts';
 import { WIDGET_SESSION_TTL_SECONDS, WIDGET_SOCKET_PATH } from './channels/widget/config.ts';
 import { WidgetOutbound } from './channels/widget/outbound.ts';
-import { WidgetSessionStore } from './store/widget-session-store.ts';
+import { WidgetSessionStore } from './channels/widget/widget-session-store.ts';
 import { SocketOpenGate } from './admission/socket-open-gate.ts';
 import { AgentHub } from './agents/agent-hub.ts';
 import { AgentSocket } from './agents/agent-socket.ts';

@@ -7,6 +7,7 @@ import { socketErrorDetail } from '../http/error-response.ts';
 import { readFrameObject } from '../http/socket-frame.ts';
 import { FRAME_RATE_DETAIL, type FrameReceiver } from '../http/socket-intake.ts';
 import type { Accept, Refusal, SocketRoute, SocketServer } from '../http/socket-server.ts';
+import type { AgentServerFrame } from '../contract/agent-protocol.ts';
 import type { Logger } from '../logger.ts';
 import type { AgentPresence } from '../store/agent-presence.ts';
 import type { Agent, AgentStore } from '../store/agent-store.ts';
@@ -78,7 +79,7 @@ export class AgentSocket implements SocketRoute {
       }
     };
     // A dropped frame is not read, so its ref is unknown.
-    const overRate = () => this.deps.sockets.send(socket, { type: 'error', detail: FRAME_RATE_DETAIL, ref: null });
+    const overRate = () => this.send(socket, { type: 'error', detail: FRAME_RATE_DETAIL, ref: null });
     return { receive, overRate };
   }
 
@@ -88,8 +89,8 @@ export class AgentSocket implements SocketRoute {
     if (!agent) return void this.refuse(socket, 'Invalid agent token.');
     this.deps.hub.add(agent, socket);
     this.stayOnline(socket, agent);
-    this.deps.sockets.send(socket, { type: 'authenticated' });
-    this.deps.sockets.send(socket, { type: 'conversations', items: await this.listing(agent.user_id) });
+    this.send(socket, { type: 'authenticated' });
+    this.send(socket, { type: 'conversations', items: await this.listing(agent.user_id) });
     return agent;
   }
 
@@ -102,7 +103,7 @@ export class AgentSocket implements SocketRoute {
     if (command.kind === 'takeover') await control.takeOver(chatbot.id, command.sessionId, agent.name);
     else if (command.kind === 'release') await control.release(chatbot.id, command.sessionId, agent.name);
     else if (command.kind === 'reply') await control.reply(chatbot.id, command.sessionId, agent.name, command.content);
-    this.deps.sockets.send(socket, { type: 'ok', ref: command.ref });
+    this.send(socket, { type: 'ok', ref: command.ref });
   }
 
   /** Live (active in the last day) and escalated or held conversations, newest activity first. */
@@ -142,10 +143,15 @@ export class AgentSocket implements SocketRoute {
     });
   }
 
+  /** Every frame to an agent goes out here, as the contract's (src/contract/agent-protocol.ts). */
+  private send(socket: WebSocket, frame: AgentServerFrame): void {
+    this.deps.sockets.send(socket, frame);
+  }
+
   private fail(socket: WebSocket, error: unknown, ref: Ref): void {
     const { detail, internal } = socketErrorDetail(error);
     if (internal) this.deps.logger.error({ err: error }, 'agent frame failed');
-    this.deps.sockets.send(socket, { type: 'error', detail, ref });
+    this.send(socket, { type: 'error', detail, ref });
   }
 
   private refuse(socket: WebSocket, detail?: string): void {

@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import { LINK_TIMEOUT_MS } from '../channels/whatsapp/rules.ts';
 import type { Services } from '../services.ts';
-import type { WhatsAppConnection } from '../store/whatsapp-store.ts';
+import type { WhatsAppConnection } from '../channels/whatsapp/whatsapp-store.ts';
 import { CliError } from './cli-runtime.ts';
 
 /** How often the link state is read while the owner scans or types. */

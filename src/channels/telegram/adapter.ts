@@ -6,7 +6,7 @@ import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { Chatbot } from '../../chatbots/chatbot.ts';
-import type { TelegramConnection, TelegramStore } from '../../store/telegram-store.ts';
+import type { TelegramConnection, TelegramStore } from './telegram-store.ts';
 import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
 import type { ChannelPort } from '../channel-port.ts';

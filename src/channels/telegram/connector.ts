@@ -2,7 +2,7 @@ import { Api, GrammyError } from 'grammy';
 import type { TelegramConnectionView, TelegramStatus } from '../../contract/messaging-channels.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../redis/signal-bus.ts';
-import type { TelegramStore } from '../../store/telegram-store.ts';
+import type { TelegramStore } from './telegram-store.ts';
 import { TELEGRAM_TOKEN, telegramWebhookPath } from './rules.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Api } from 'grammy';
 import { NotFoundError } from '../../errors.ts';
-import type { TelegramStore } from '../../store/telegram-store.ts';
+import type { TelegramStore } from './telegram-store.ts';
 import { splitForTelegram, telegramChatId } from './rules.ts';
 
 /** How the Bot API is reached: `apiRoot` points at another Bot API server (tests, a self-hosted one). */

@@ -6,7 +6,7 @@ import type { ConversationControl } from '../../conversations/conversation-contr
 import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { VisitorPush } from '../../redis/signal-bus.ts';
-import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
+import type { WhatsAppStore } from './whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import type { ChannelPort } from '../channel-port.ts';
 import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';

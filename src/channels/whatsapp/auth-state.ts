@@ -7,7 +7,7 @@ import {
   type SignalDataSet,
   type SignalDataTypeMap,
 } from '@whiskeysockets/baileys';
-import type { WhatsAppStore } from '../../store/whatsapp-store.ts';
+import type { WhatsAppStore } from './whatsapp-store.ts';
 
 /** A linked device's auth state, read from Redis, and how to save its creds after a change. */
 export interface RedisAuthState {

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { DisconnectReason, jidNormalizedUser, type BaileysEventMap } from '@whiskeysockets/baileys';
 import type { Logger } from '../../logger.ts';
-import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
+import type { WhatsAppConnection, WhatsAppStore } from './whatsapp-store.ts';
 import { redisAuthState, type RedisAuthState } from './auth-state.ts';
 import { LeaseKeeper } from '../lease-keeper.ts';
 import { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './rules.ts';

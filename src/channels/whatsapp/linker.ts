@@ -2,7 +2,7 @@ import QRCode from 'qrcode';
 import type { WhatsAppStatus } from '../../contract/messaging-channels.ts';
 import { ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../redis/signal-bus.ts';
-import type { WhatsAppConnection, WhatsAppStore } from '../../store/whatsapp-store.ts';
+import type { WhatsAppConnection, WhatsAppStore } from './whatsapp-store.ts';
 import { pairingPhone } from './rules.ts';
 
 /**

@@ -13,7 +13,7 @@ import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { Chatbot } from '../../chatbots/chatbot.ts';
 import type { ConversationStore } from '../../store/conversation-store.ts';
-import type { WidgetSessionStore } from '../../store/widget-session-store.ts';
+import type { WidgetSessionStore } from './widget-session-store.ts';
 import { isWidgetSessionId, READY_HISTORY_LIMIT } from './config.ts';
 import { parseWidgetFrame } from './inbound.ts';
 import type { WidgetOutbound } from './outbound.ts';

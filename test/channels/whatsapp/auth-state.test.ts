@@ -5,7 +5,7 @@ import { systemClock } from '../../../src/clock.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { connectRedis } from '../../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../../src/redis/redis-keys.ts';
-import { WhatsAppStore } from '../../../src/store/whatsapp-store.ts';
+import { WhatsAppStore } from '../../../src/channels/whatsapp/whatsapp-store.ts';
 import { startRedis } from '../../support/redis-server.ts';
 
 const redis = await startRedis();

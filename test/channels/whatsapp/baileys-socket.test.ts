@@ -6,7 +6,7 @@ import { systemClock } from '../../../src/clock.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { connectRedis } from '../../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../../src/redis/redis-keys.ts';
-import { WhatsAppStore } from '../../../src/store/whatsapp-store.ts';
+import { WhatsAppStore } from '../../../src/channels/whatsapp/whatsapp-store.ts';
 import { startRedis } from '../../support/redis-server.ts';
 
 // The real Baileys socket, built by the production factory from the auth state in Redis, against a

@@ -1,11 +1,11 @@
-import type { Clock } from '../clock.ts';
-import type { WhatsAppConnection, WhatsAppLinkState } from '../contract/messaging-channels.ts';
-import { NotFoundError } from '../errors.ts';
-import { formatTimestamp } from '../timestamp.ts';
-import { LuaScript } from '../redis/lua-script.ts';
-import { ProcessLease } from '../redis/process-lease.ts';
-import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
-import type { RedisKeys } from '../redis/redis-keys.ts';
+import type { Clock } from '../../clock.ts';
+import type { WhatsAppConnection, WhatsAppLinkState } from '../../contract/messaging-channels.ts';
+import { NotFoundError } from '../../errors.ts';
+import { formatTimestamp } from '../../timestamp.ts';
+import { LuaScript } from '../../redis/lua-script.ts';
+import { ProcessLease } from '../../redis/process-lease.ts';
+import { readPastCache, type RedisClient } from '../../redis/redis-client.ts';
+import type { RedisKeys } from '../../redis/redis-keys.ts';
 
 // A connection goes to the CLI and the dashboard as it is stored.
 export type { WhatsAppConnection };

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { addressKey } from '../admission/login-gate.ts';
-import { LuaScript } from '../redis/lua-script.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
-import type { RedisKeys } from '../redis/redis-keys.ts';
-import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from '../admission/sliding-window.ts';
+import { addressKey } from '../../admission/login-gate.ts';
+import { LuaScript } from '../../redis/lua-script.ts';
+import type { RedisClient } from '../../redis/redis-client.ts';
+import type { RedisKeys } from '../../redis/redis-keys.ts';
+import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from '../../admission/sliding-window.ts';
 
 /** How long a session handed out stays resumable, and how many one client address gets per window. */
 export interface WidgetSessionLimits {

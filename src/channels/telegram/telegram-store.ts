@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { NotFoundError } from '../errors.ts';
-import { ProcessLease } from '../redis/process-lease.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
-import type { RedisKeys } from '../redis/redis-keys.ts';
+import { NotFoundError } from '../../errors.ts';
+import { ProcessLease } from '../../redis/process-lease.ts';
+import type { RedisClient } from '../../redis/redis-client.ts';
+import type { RedisKeys } from '../../redis/redis-keys.ts';
 
 /** How a chatbot's Telegram bot receives updates. */
 export type TelegramMode = 'webhook' | 'polling';
