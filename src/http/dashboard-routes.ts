@@ -40,7 +40,7 @@ const DASHBOARD_POLICY = contentSecurityPolicy([
   "frame-ancestors 'none'",
 ]);
 
-const WEB = new URL('../../web/dashboard', import.meta.url);
+const WEB = new URL('../../web/dashboard/', import.meta.url);
 
 /**
  * The owner dashboard: the web app at `/dashboard` (page, script, stylesheet) and its JSON

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Where the shipped table lives. */
-export const WORD_VECTORS_FILE = fileURLToPath(new URL('../../data/word-vectors.bin', import.meta.url));
+export const WORD_VECTORS_FILE = fileURLToPath(new URL('../../assets/word-vectors.bin', import.meta.url));
 
 const MAGIC = 'SBWV';
 const FORMAT_VERSION = 1;
