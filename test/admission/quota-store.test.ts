@@ -1,17 +1,10 @@
 import t from 'tap';
-import { createLogger } from '../../src/logger.ts';
 import { AccountStore } from '../../src/store/account-store.ts';
 import { QuotaStore } from '../../src/admission/quota-store.ts';
-import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
-import { startRedis } from '../support/redis-server.ts';
+import { connectedRedis } from '../support/connected-redis.ts';
 
-const server = await startRedis();
-const redis = await connectRedis({ url: server.url }, createLogger('silent'));
-t.teardown(async () => {
-  await redis.close();
-  await server.stop();
-});
+const { redis } = await connectedRedis(t);
 const keys = new RedisKeys('sb:');
 
 t.test('quotas are per calendar month in UTC', async (t) => {

@@ -1,17 +1,10 @@
 import t from 'tap';
-import { createLogger } from '../../src/logger.ts';
-import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { SocketOpenGate } from '../../src/admission/socket-open-gate.ts';
-import { startRedis } from '../support/redis-server.ts';
+import { connectedRedis } from '../support/connected-redis.ts';
 import { until } from '../support/until.ts';
 
-const server = await startRedis();
-const redis = await connectRedis({ url: server.url }, createLogger('silent'));
-t.teardown(async () => {
-  await redis.close();
-  await server.stop();
-});
+const { redis } = await connectedRedis(t);
 const keys = new RedisKeys('sb:');
 
 t.test('a limit per address in a window; refusals are not counted; others are not affected', async (t) => {

@@ -3,19 +3,12 @@
 // widget stayed silent after Redis was back.
 import t from 'tap';
 import { systemClock } from '../../src/clock.ts';
-import { createLogger } from '../../src/logger.ts';
 import { ConversationStore } from '../../src/store/conversation-store.ts';
 import { PendingEventStore } from '../../src/store/pending-event-store.ts';
-import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
-import { startRedis } from '../support/redis-server.ts';
+import { connectedRedis } from '../support/connected-redis.ts';
 
-const server = await startRedis();
-const redis = await connectRedis({ url: server.url }, createLogger('silent'));
-t.teardown(async () => {
-  await redis.close();
-  await server.stop();
-});
+const { redis } = await connectedRedis(t);
 const keys = new RedisKeys('sb:');
 const pending = new PendingEventStore(redis, keys, systemClock, 10_000);
 /** Two gateway processes' stores. */

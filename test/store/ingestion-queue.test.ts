@@ -1,16 +1,9 @@
 import t from 'tap';
-import { createLogger } from '../../src/logger.ts';
 import { IngestionQueue } from '../../src/store/ingestion-queue.ts';
-import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
-import { startRedis } from '../support/redis-server.ts';
+import { connectedRedis } from '../support/connected-redis.ts';
 
-const server = await startRedis();
-const redis = await connectRedis({ url: server.url }, createLogger('silent'));
-t.teardown(async () => {
-  await redis.close();
-  await server.stop();
-});
+const { redis } = await connectedRedis(t);
 const queue = new IngestionQueue(redis, new RedisKeys('sb:'));
 
 // A claim for 0 sources leased every queued source (`ZRANGE queue 0 -1`).
