@@ -342,13 +342,13 @@ function socketServer(
     },
     { logger, clock, opens, trustedProxies: config.TRUSTED_PROXIES },
   );
-  const outbound = new WidgetOutbound(sockets, services.signals);
+  const outbound = new WidgetOutbound(sockets);
   const widgetSessions = new WidgetSessionStore(handle.redis, services.keys, {
     ttlSeconds: WIDGET_SESSION_TTL_SECONDS,
     perAddress: config.WIDGET_NEW_SESSIONS_PER_ADDRESS,
     windowMs: config.WIDGET_NEW_SESSIONS_WINDOW_MS,
   });
-  const widget = new WidgetAdapter({ ...services, widgetSessions, router, outbound, logger });
+  const widget = new WidgetAdapter({ ...services, widgetSessions, router, outbound, logger, clock });
   sockets.route(WIDGET_SOCKET_PATH, widget);
   const agents = new AgentHub({ sockets, chatbots: services.chatbots, logger });
   sockets.route(

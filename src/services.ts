@@ -59,6 +59,8 @@ export interface Services {
   quota: QuotaStore;
   conversations: ConversationStore;
   control: ConversationControl;
+  /** Hands a push (a reply, typing, a notice) to a session's visitor, from any process, on any channel. */
+  visitors: VisitorDelivery;
   signals: SignalBus;
   webhooks: WebhookStore;
   deliveries: DeliveryStore;
@@ -146,7 +148,10 @@ export function createServices(
   const whatsappLinker = new WhatsAppLinker({ store: whatsapp, signals });
   const telegramConnector = new TelegramConnector({ store: telegram, signals, apiRoot: config.TELEGRAM_API_ROOT });
   const chatbots = new ChatbotStore(redis, keys, clock);
-  const telegramReplies = new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT });
+  const visitors = new VisitorDelivery({
+    signals,
+    telegram: new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT }),
+  });
   const accounts = new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS));
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
   const gateways = new GatewayPresence(redis, keys, clock);
@@ -169,12 +174,8 @@ export function createServices(
     }),
     quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
     conversations,
-    control: new ConversationControl({
-      conversations,
-      relay,
-      signals,
-      visitors: new VisitorDelivery({ signals, telegram: telegramReplies }),
-    }),
+    visitors,
+    control: new ConversationControl({ conversations, relay, signals, visitors }),
     signals,
     webhooks,
     deliveries,

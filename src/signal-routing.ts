@@ -1,6 +1,6 @@
 import type { ConversationRouter } from './actors/conversation-router.ts';
 import type { AgentHub } from './agents/agent-hub.ts';
-import type { ChannelPort } from './channels/channel-port.ts';
+import type { ChannelPort, VisitorPush } from './channels/channel-port.ts';
 import { channelOfSession } from './conversations/session.ts';
 import type { Logger } from './logger.ts';
 import type { ServedRetrieval } from './rag/served-retrieval.ts';
@@ -38,9 +38,9 @@ export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
     case 'conversation':
       return to.router.signal(signal.chatbot_id, signal.session_id);
     case 'visitor':
-      return portOf(to, signal.session_id)?.deliver?.(signal.chatbot_id, signal.session_id, signal.push);
+      return deliver(to, signal.chatbot_id, signal.session_id, signal.push);
     case 'escalated':
-      portOf(to, signal.session_id)?.deliver?.(signal.chatbot_id, signal.session_id, { type: 'escalated' });
+      deliver(to, signal.chatbot_id, signal.session_id, { type: 'escalated' });
       return to.agents.onSignal(signal);
     case 'message':
       return to.agents.onSignal(signal);
@@ -61,8 +61,11 @@ export function routeSignal(signal: ReceivedSignal, to: SignalTargets): void {
   }
 }
 
-/** The channel serving a session, by its id: the one that may hold the visitor's connection here. */
-function portOf(to: SignalTargets, sessionId: string): ChannelPort | undefined {
+/** To the session's channel (by its id), which hands it over if it holds the visitor's connection here. */
+function deliver(to: SignalTargets, chatbotId: string, sessionId: string, push: VisitorPush): void {
   const channel = channelOfSession(sessionId);
-  return to.channels.find((port) => port.channel === channel);
+  const port = to.channels.find((candidate) => candidate.channel === channel);
+  void port?.deliver(chatbotId, sessionId, push).catch((error: unknown) => {
+    to.logger.error({ err: error, chatbot_id: chatbotId }, `${channel} visitor push not delivered`);
+  });
 }

@@ -1,67 +1,73 @@
 import type { Clock, Timer } from '../clock.ts';
 import type { ConversationRouter } from '../actors/conversation-router.ts';
+import type { Channel } from '../conversations/session.ts';
 import type { InboundMessage } from '../conversations/turn-pipeline.ts';
 import { DomainError, NotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { VisitorPush } from './channel-port.ts';
 
-/** A messaging channel (Telegram, WhatsApp) as a turn needs it. */
-export interface MessagingChannel {
-  name: 'telegram' | 'whatsapp';
+/** A channel as its turns need it. */
+export interface TurnChannel {
+  name: Channel;
   router: ConversationRouter;
   logger: Logger;
   clock: Clock;
-  /** How often the platform's typing indicator is shown again while the AI works (it fades). */
-  typingRenewMs: number;
+  /**
+   * How often a chat app's typing indicator is shown again while the AI works (it fades); absent
+   * where it stays until the reply (the widget).
+   */
+  typingRenewMs?: number;
 }
 
-/** One chat of a messaging channel, as a turn talks to it. */
-export interface ChatLine {
-  send(text: string): Promise<void>;
-  typing(): Promise<void>;
-  /** Takes the typing indicator away when the turn ends without a reply (a human took over). */
-  doneTyping?(): Promise<void>;
-}
+/** Where one conversation's pushes go, as the channel hands them over (see ChannelPort.deliver). */
+export type Deliver = (push: VisitorPush) => Promise<void>;
 
 /**
- * A chat's message through its conversation actor: typing shown (and renewed) while the AI works, the
- * reply sent to the chat, a failure told to it as {@link tellFailure} does. Never rejects.
+ * A visitor's message through its conversation actor, on any channel: typing shown (and renewed)
+ * while the AI works, the reply delivered, and a failure handed to `fail` (by default told to the
+ * chat as {@link tellFailure} does). Never rejects.
  */
 export async function answerTurn(
-  channel: MessagingChannel,
+  channel: TurnChannel,
   message: Omit<InboundMessage, 'channel' | 'onTyping'>,
-  chat: ChatLine,
+  deliver: Deliver,
+  fail: (error: unknown) => void | Promise<void> = (error) => tellFailure(channel, message.chatbot.id, error, deliver),
 ): Promise<void> {
   let typing: Timer | undefined;
   // A typing indicator that fails is only cosmetic, and it is tried again every renewal: logged at
   // debug level, it never holds up the turn.
   const showTyping = () =>
-    void chat.typing().catch((error: unknown) => channel.logger.debug({ err: error }, 'typing indicator not shown'));
+    void deliver({ type: 'typing' }).catch((error: unknown) =>
+      channel.logger.debug({ err: error }, 'typing indicator not shown'),
+    );
   const onTyping = () => {
     showTyping();
-    typing ??= channel.clock.setInterval(showTyping, channel.typingRenewMs);
+    if (channel.typingRenewMs) typing ??= channel.clock.setInterval(showTyping, channel.typingRenewMs);
   };
   try {
     const outcome = await channel.router.send({ ...message, channel: channel.name, onTyping });
     channel.clock.clearTimer(typing);
     if (outcome.kind === 'failed') throw outcome.error;
-    if (outcome.kind === 'reply') await chat.send(outcome.text);
+    if (outcome.kind === 'reply') {
+      await deliver({ type: 'message', role: 'assistant', content: outcome.text, created_at: outcome.createdAt });
+    }
     // A human took over while the AI worked: the chat stops showing it typing.
-    else if (typing) await chat.doneTyping?.();
+    else if (typing) await deliver({ type: 'typing_stopped' });
   } catch (error) {
     channel.clock.clearTimer(typing);
-    await tellFailure(channel, message.chatbot.id, error, chat);
+    await fail(error);
   }
 }
 
 /**
- * A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words; any
- * other is logged. Never rejects.
+ * A domain failure (paused, quota, rate limit, provider) is told to the chat in its own words, as a
+ * notice; any other is logged. Never rejects.
  */
 export async function tellFailure(
-  channel: Pick<MessagingChannel, 'name' | 'logger'>,
+  channel: Pick<TurnChannel, 'name' | 'logger'>,
   chatbotId: string,
   error: unknown,
-  chat: Pick<ChatLine, 'send'>,
+  deliver: Deliver,
 ): Promise<void> {
   // A message for a chatbot deleted meanwhile gets no answer (its channels are being disconnected).
   if (error instanceof NotFoundError) return;
@@ -69,9 +75,7 @@ export async function tellFailure(
     channel.logger.error({ err: error, chatbot_id: chatbotId }, `${channel.name} message failed`);
     return;
   }
-  await chat
-    .send(error.detail)
-    .catch((sendError: unknown) =>
-      channel.logger.warn({ err: sendError, chatbot_id: chatbotId }, `${channel.name} notice not sent`),
-    );
+  await deliver({ type: 'notice', content: error.detail }).catch((sendError: unknown) =>
+    channel.logger.warn({ err: sendError, chatbot_id: chatbotId }, `${channel.name} notice not sent`),
+  );
 }

@@ -1,22 +1,18 @@
 import { channelOfSession } from '../conversations/session.ts';
-import type { SignalBus, VisitorPush } from '../redis/signal-bus.ts';
-
-/** Sends text to a Telegram chat (any process can: the Bot API needs no connection of ours). */
-export interface TelegramDelivery {
-  send(chatbotId: string, sessionId: string, text: string): Promise<void>;
-}
+import type { SignalBus } from '../redis/signal-bus.ts';
+import type { ChannelPort, VisitorPush } from './channel-port.ts';
 
 /**
  * Delivers a push to a session's visitor from any process (a gateway, the CLI), whatever the channel:
- * a Telegram chat through the Bot API at once; the widget's and WhatsApp's over the signal bus to the
- * process that holds the visitor's connection (each gateway's `ChannelPort.deliver`). An API session
- * has no connection to push to: its visitor reads the transcript.
+ * a Telegram chat through the Bot API at once (any process can reach it); the widget's and WhatsApp's
+ * over the signal bus to the process that holds the visitor's connection, whose `ChannelPort.deliver`
+ * hands it over. An API session has no connection to push to: its visitor reads the transcript.
  */
 export class VisitorDelivery {
   private readonly signals: SignalBus;
-  private readonly telegram: TelegramDelivery;
+  private readonly telegram: Pick<ChannelPort, 'deliver'>;
 
-  constructor(deps: { signals: SignalBus; telegram: TelegramDelivery }) {
+  constructor(deps: { signals: SignalBus; telegram: Pick<ChannelPort, 'deliver'> }) {
     this.signals = deps.signals;
     this.telegram = deps.telegram;
   }
@@ -24,13 +20,10 @@ export class VisitorDelivery {
   async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
     switch (channelOfSession(sessionId)) {
       case 'telegram':
-        // Only messages: a Telegram chat shows no escalation or typing pushed from elsewhere.
-        if (push.type === 'message') await this.telegram.send(chatbotId, sessionId, push.content);
-        return;
+        return await this.telegram.deliver(chatbotId, sessionId, push);
       case 'embed':
       case 'whatsapp':
-        await this.signals.publish({ kind: 'visitor', chatbot_id: chatbotId, session_id: sessionId, push });
-        return;
+        return await this.signals.publish({ kind: 'visitor', chatbot_id: chatbotId, session_id: sessionId, push });
       default:
         return;
     }

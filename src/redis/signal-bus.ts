@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { WidgetPush } from '../contract/widget-protocol.ts';
+import type { VisitorPush } from '../channels/channel-port.ts';
 import type { Logger } from '../logger.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
 import type { RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
-
-/** Something for the visitor's open widget sockets, wherever they are connected (a widget frame). */
-export type VisitorPush = WidgetPush;
 
 /** A change that live actors or sockets in any gateway process may need to hear about. */
 export type Signal =
@@ -16,6 +13,7 @@ export type Signal =
   | { kind: 'message'; chatbot_id: string; session_id: string; message: StoredMessage }
   /** The conversation was escalated for the first time: agents and the visitor's sockets hear of it. */
   | { kind: 'escalated'; chatbot_id: string; session_id: string; escalated_at: string }
+  /** For a visitor whose connection (widget sockets, WhatsApp socket) another process may hold. */
   | { kind: 'visitor'; chatbot_id: string; session_id: string; push: VisitorPush }
   /** A source's chunks were written or removed: in-process search indexes reload them. */
   | { kind: 'source-chunks'; chatbot_id: string; source_id: string }

@@ -1,8 +1,11 @@
 import t from 'tap';
-import type { ChannelPort } from '../../src/channels/channel-port.ts';
+import type { ChannelPort, VisitorPush } from '../../src/channels/channel-port.ts';
+import { TelegramReplies } from '../../src/channels/telegram/outbound.ts';
+import type { TelegramStore } from '../../src/channels/telegram/telegram-store.ts';
 import { VisitorDelivery } from '../../src/channels/visitor-delivery.ts';
+import { WidgetAdapter, type WidgetDeps } from '../../src/channels/widget/adapter.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { Signal, SignalBus, VisitorPush } from '../../src/redis/signal-bus.ts';
+import type { Signal, SignalBus } from '../../src/redis/signal-bus.ts';
 import { routeSignal, type SignalTargets } from '../../src/signal-routing.ts';
 
 const push: VisitorPush = { type: 'message', role: 'agent', content: 'Hello, Maria here.', created_at: 'now' };
@@ -12,13 +15,20 @@ t.test('a push reaches each channel one way, from any process', async (t) => {
   const sent: unknown[] = [];
   const delivery = new VisitorDelivery({
     signals: { publish: async (signal: unknown) => void published.push(signal) } as unknown as SignalBus,
-    telegram: { send: async (...args: unknown[]) => void sent.push(args) },
+    telegram: { deliver: async (...args: unknown[]) => void sent.push(args) },
   });
   for (const session of ['embed-1', 'wa_49@s.whatsapp.net', 'tg_7', 'api-1', 'my-own-id']) {
     await delivery.deliver('bot', session, push);
   }
   await delivery.deliver('bot', 'tg_7', { type: 'typing' });
-  t.same(sent, [['bot', 'tg_7', 'Hello, Maria here.']], 'Telegram: the Bot API, messages only');
+  t.same(
+    sent,
+    [
+      ['bot', 'tg_7', push],
+      ['bot', 'tg_7', { type: 'typing' }],
+    ],
+    'Telegram: through the Bot API from this process',
+  );
   t.same(
     published,
     [
@@ -36,7 +46,7 @@ t.test("a pushed signal goes to the session's own channel only", async (t) => {
     start: async () => {},
     stop: async () => {},
     reload: async (chatbotId) => void seen.push(`${channel} reload ${chatbotId}`),
-    deliver: (_bot, session, pushed) => void seen.push(`${channel} ${pushed.type} ${session}`),
+    deliver: async (_bot, session, pushed) => void seen.push(`${channel} ${pushed.type} ${session}`),
   });
   const agents = { onSignal: () => seen.push('agents') };
   const targets = {
@@ -58,4 +68,27 @@ t.test("a pushed signal goes to the session's own channel only", async (t) => {
     'agents',
     'telegram reload b',
   ]);
+});
+
+t.test('the widget shows what a chat app shows as text its own way', async (t) => {
+  const frames: unknown[] = [];
+  const outbound = { deliver: (...args: unknown[]) => void frames.push(args) };
+  const widget = new WidgetAdapter({ outbound } as unknown as WidgetDeps);
+  await widget.deliver('b', 'embed-1', { type: 'notice', content: 'Chatbot is paused.' });
+  await widget.deliver('b', 'embed-1', { type: 'typing_stopped' });
+  await widget.deliver('b', 'embed-1', push);
+  t.same(frames, [
+    ['b', 'embed-1', { type: 'error', detail: 'Chatbot is paused.' }],
+    ['b', 'embed-1', push],
+  ]);
+});
+
+t.test('a Telegram chat shows no escalation: no token is read for it', async (t) => {
+  const store = {
+    get: () => Promise.reject(new Error('token read')),
+  } as unknown as TelegramStore;
+  const replies = new TelegramReplies(store, {});
+  await replies.deliver('b', 'tg_1', { type: 'escalated' });
+  await replies.deliver('b', 'tg_1', { type: 'typing_stopped' });
+  await t.rejects(replies.deliver('b', 'tg_1', { type: 'typing' }), { message: 'token read' });
 });

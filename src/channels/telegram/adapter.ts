@@ -5,16 +5,15 @@ import type { UserFromGetMe } from 'grammy/types';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
-import type { Chatbot } from '../../chatbots/chatbot.ts';
 import type { TelegramConnection, TelegramStore } from './telegram-store.ts';
 import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
-import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
-import type { ChannelPort } from '../channel-port.ts';
+import { answerTurn, tellFailure, type Deliver, type TurnChannel } from '../channel-turn.ts';
+import type { ChannelPort, VisitorPush } from '../channel-port.ts';
 import { LeaseKeeper } from '../lease-keeper.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
-import { telegramWebhookPath } from './rules.ts';
+import { telegramChatId, telegramWebhookPath } from './rules.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
-import { retrying, TelegramOutbound } from './outbound.ts';
+import { deliverToChat, retrying, TelegramOutbound, TelegramReplies } from './outbound.ts';
 
 /** What the Telegram channel works with. */
 export interface TelegramDeps {
@@ -72,11 +71,14 @@ export class TelegramChannel implements ChannelPort {
   /** Identifies this process as a poller holder. */
   private readonly holder = randomUUID();
   private stopped = false;
-  private readonly turns: MessagingChannel;
+  private readonly turns: TurnChannel;
+  /** For chatbots whose bot does not run here. */
+  private readonly replies: TelegramReplies;
 
   constructor(deps: TelegramDeps) {
     this.deps = deps;
     this.turns = { name: 'telegram', ...deps, typingRenewMs: TYPING_RENEW_MS };
+    this.replies = new TelegramReplies(deps.store, { apiRoot: deps.apiRoot });
   }
 
   /** Starts every connected chatbot's bot. */
@@ -95,6 +97,14 @@ export class TelegramChannel implements ChannelPort {
       const connection = await this.deps.store.find(chatbotId);
       if (connection) await this.apply(connection);
     });
+  }
+
+  /** Through the chatbot's running bot when it runs here; else with its token read from Redis. */
+  async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
+    const running = this.running.get(chatbotId);
+    const chatId = telegramChatId(sessionId);
+    if (!running || chatId === undefined) return await this.replies.deliver(chatbotId, sessionId, push);
+    await deliverToChat(running.outbound, chatId, push);
   }
 
   async stop(): Promise<void> {
@@ -189,32 +199,20 @@ export class TelegramChannel implements ChannelPort {
 
   /** Never rejects: a failure is logged and, where it helps, told to the chat. */
   private async handle(running: Running, inbound: Exclude<TelegramInbound, { kind: 'ignored' }>): Promise<void> {
-    const { outbound, connection } = running;
+    const { chatbotId } = running.connection;
+    const deliver: Deliver = (push) => deliverToChat(running.outbound, inbound.chatId, push);
     try {
-      const chatbot = await this.deps.chatbots.get(connection.chatbotId);
-      if (inbound.kind === 'unsupported') return await outbound.sendText(inbound.chatId, TEXT_ONLY_NOTICE);
+      const chatbot = await this.deps.chatbots.get(chatbotId);
+      if (inbound.kind === 'unsupported') return await deliver({ type: 'notice', content: TEXT_ONLY_NOTICE });
       if (inbound.kind === 'start') {
-        return await outbound.sendText(inbound.chatId, chatbot.settings.widget.welcome_message || DEFAULT_WELCOME);
+        const welcome = chatbot.settings.widget.welcome_message || DEFAULT_WELCOME;
+        return await deliver({ type: 'notice', content: welcome });
       }
       // The chat's next update waits only until this one is with its conversation actor.
-      void this.converse(chatbot, running, inbound.chatId, inbound.sessionId, inbound.content);
+      void answerTurn(this.turns, { chatbot, sessionId: inbound.sessionId, content: inbound.content }, deliver);
     } catch (error) {
-      await tellFailure(this.turns, running.connection.chatbotId, error, this.chat(running, inbound.chatId));
+      await tellFailure(this.turns, chatbotId, error, deliver);
     }
-  }
-
-  private async converse(
-    chatbot: Chatbot,
-    running: Running,
-    chatId: number,
-    sessionId: string,
-    content: string,
-  ): Promise<void> {
-    await answerTurn(this.turns, { chatbot, sessionId, content }, this.chat(running, chatId));
-  }
-
-  private chat({ outbound }: Running, chatId: number): ChatLine {
-    return { send: (text) => outbound.sendText(chatId, text), typing: () => outbound.typing(chatId) };
   }
 }
 

@@ -1,6 +1,7 @@
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Api } from 'grammy';
 import { NotFoundError } from '../../errors.ts';
+import type { ChannelPort, VisitorPush } from '../channel-port.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { splitForTelegram, telegramChatId } from './rules.ts';
 
@@ -39,11 +40,19 @@ export class TelegramOutbound {
   }
 }
 
+/** Hands a push to a Telegram chat: replies and notices as text, typing as the chat action. */
+export async function deliverToChat(outbound: TelegramOutbound, chatId: number, push: VisitorPush): Promise<void> {
+  if (push.type === 'message' || push.type === 'notice') await outbound.sendText(chatId, push.content);
+  else if (push.type === 'typing') await outbound.typing(chatId);
+  // The escalation shows nothing in a chat, and Telegram's typing action ends by itself.
+}
+
 /**
- * Sends a human agent's reply to a `tg_` session from any process (the Bot API needs no socket of
- * ours): the chatbot's current token is read from Redis.
+ * Reaches `tg_` sessions from any process (the Bot API needs no connection of ours), with the
+ * chatbot's current token read from Redis: what an agent or the CLI sends, and what a gateway sends
+ * for a chatbot whose bot it does not run.
  */
-export class TelegramReplies {
+export class TelegramReplies implements Pick<ChannelPort, 'deliver'> {
   private readonly store: TelegramStore;
   private readonly options: TelegramApiOptions;
   /** One client per token, reused across replies. */
@@ -54,7 +63,9 @@ export class TelegramReplies {
     this.options = options;
   }
 
-  async send(chatbotId: string, sessionId: string, text: string): Promise<void> {
+  async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
+    // Nothing to show: no token read (the chatbot may have no Telegram connection any more).
+    if (push.type === 'escalated' || push.type === 'typing_stopped') return;
     const chatId = telegramChatId(sessionId);
     if (chatId === undefined) throw new NotFoundError('Conversation not found.');
     const connection = await this.store.get(chatbotId);
@@ -63,6 +74,6 @@ export class TelegramReplies {
       outbound = new TelegramOutbound(telegramApi(connection.token, this.options));
       this.outbounds.set(connection.token, outbound);
     }
-    await outbound.sendText(chatId, text);
+    await deliverToChat(outbound, chatId, push);
   }
 }

@@ -5,11 +5,10 @@ import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { ConversationControl } from '../../conversations/conversation-control.ts';
 import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
-import type { VisitorPush } from '../../redis/signal-bus.ts';
 import type { WhatsAppStore } from './whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
-import type { ChannelPort } from '../channel-port.ts';
-import { answerTurn, tellFailure, type ChatLine, type MessagingChannel } from '../channel-turn.ts';
+import type { ChannelPort, VisitorPush } from '../channel-port.ts';
+import { answerTurn, tellFailure, type Deliver, type TurnChannel } from '../channel-turn.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
 import { PHONE_OWNER_HOLDER, SEND_WAIT_MS, whatsappJid } from './rules.ts';
 import { mapWhatsAppUpsert, type WhatsAppInbound } from './inbound.ts';
@@ -52,7 +51,7 @@ export class WhatsAppChannel implements ChannelPort {
   private readonly chats = new PerKeyQueue<string>();
   private readonly holder = randomUUID();
   private stopped = false;
-  private readonly turns: MessagingChannel;
+  private readonly turns: TurnChannel;
 
   constructor(deps: WhatsAppDeps) {
     this.deps = deps;
@@ -81,13 +80,13 @@ export class WhatsAppChannel implements ChannelPort {
     });
   }
 
-  /** An agent's reply to a `wa_` conversation, sent by the process that runs the chatbot's socket. */
-  deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
+  /**
+   * A push for a `wa_` chat, handed over by the process that runs the chatbot's socket (the others
+   * drop it): replies and notices as text, typing as the chat's presence.
+   */
+  async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
     const jid = whatsappJid(sessionId);
-    if (!jid || !this.devices.get(chatbotId)?.runsSocket() || push.type !== 'message' || push.role !== 'agent') return;
-    void this.send(chatbotId, jid, push.content).catch((error: unknown) => {
-      this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'whatsapp agent reply not sent');
-    });
+    if (jid && this.devices.get(chatbotId)?.runsSocket()) await this.toChat(chatbotId, jid, push);
   }
 
   async stop(): Promise<void> {
@@ -130,32 +129,28 @@ export class WhatsAppChannel implements ChannelPort {
 
   /** Never rejects: a failure is logged and, where it helps, told to the chat. */
   private async handle(chatbotId: string, inbound: Addressed): Promise<void> {
+    const deliver: Deliver = (push) => this.toChat(chatbotId, inbound.jid, push);
     try {
       if (inbound.kind === 'owner') {
         await this.deps.control.ownerReplied(chatbotId, inbound.sessionId, PHONE_OWNER_HOLDER, inbound.content);
         return;
       }
-      if (inbound.kind === 'unsupported') return await this.send(chatbotId, inbound.jid, TEXT_ONLY_NOTICE);
+      if (inbound.kind === 'unsupported') return await deliver({ type: 'notice', content: TEXT_ONLY_NOTICE });
       const chatbot = await this.deps.chatbots.get(chatbotId);
       // The chat's next message waits only until this one is with its conversation actor.
-      void answerTurn(
-        this.turns,
-        { chatbot, sessionId: inbound.sessionId, content: inbound.content },
-        this.chat(chatbotId, inbound.jid),
-      );
+      void answerTurn(this.turns, { chatbot, sessionId: inbound.sessionId, content: inbound.content }, deliver);
     } catch (error) {
-      await tellFailure(this.turns, chatbotId, error, this.chat(chatbotId, inbound.jid));
+      await tellFailure(this.turns, chatbotId, error, deliver);
     }
   }
 
-  /** A chat, through the chatbot's socket as it is at each call (it may reconnect meanwhile). */
-  private chat(chatbotId: string, jid: string): ChatLine {
+  /** Through the chatbot's socket as it is at each call (it may reconnect meanwhile). */
+  private async toChat(chatbotId: string, jid: string, push: VisitorPush): Promise<void> {
     const sender = () => this.devices.get(chatbotId)?.sender();
-    return {
-      send: (text) => this.send(chatbotId, jid, text),
-      typing: async () => await sender()?.typing(jid),
-      doneTyping: async () => await sender()?.doneTyping(jid),
-    };
+    if (push.type === 'message' || push.type === 'notice') await this.send(chatbotId, jid, push.content);
+    else if (push.type === 'typing') await sender()?.typing(jid);
+    else if (push.type === 'typing_stopped') await sender()?.doneTyping(jid);
+    // The escalation shows nothing in a chat.
   }
 
   /**

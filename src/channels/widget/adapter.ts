@@ -17,8 +17,10 @@ import type { WidgetSessionStore } from './widget-session-store.ts';
 import { isWidgetSessionId, READY_HISTORY_LIMIT } from './config.ts';
 import { parseWidgetFrame } from './inbound.ts';
 import type { WidgetOutbound } from './outbound.ts';
-import type { ChannelPort } from '../channel-port.ts';
-import type { VisitorPush } from '../../redis/signal-bus.ts';
+import type { ChannelPort, VisitorPush } from '../channel-port.ts';
+import { answerTurn, type TurnChannel } from '../channel-turn.ts';
+import type { Clock } from '../../clock.ts';
+import type { VisitorDelivery } from '../visitor-delivery.ts';
 
 /** What the widget channel works with. */
 export interface WidgetDeps {
@@ -29,7 +31,10 @@ export interface WidgetDeps {
   widgetSessions: WidgetSessionStore;
   router: ConversationRouter;
   outbound: WidgetOutbound;
+  /** Where the turn's reply and typing go: every socket of the session, in every process. */
+  visitors: VisitorDelivery;
   logger: Logger;
+  clock: Clock;
 }
 
 /** The 429 detail of a widget that would start one conversation too many from its address. */
@@ -50,9 +55,11 @@ interface Visitor {
 export class WidgetAdapter implements SocketRoute, ChannelPort {
   readonly channel = 'embed';
   private readonly deps: WidgetDeps;
+  private readonly turns: TurnChannel;
 
   constructor(deps: WidgetDeps) {
     this.deps = deps;
+    this.turns = { name: 'embed', ...deps };
   }
 
   /** Nothing runs between sockets: they come and go with the socket server. */
@@ -69,9 +76,15 @@ export class WidgetAdapter implements SocketRoute, ChannelPort {
     return Promise.resolve();
   }
 
-  /** A push for a session arrived over the signal bus: to this process's sockets of the session. */
-  deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
-    this.deps.outbound.deliver(chatbotId, sessionId, push);
+  /**
+   * A push for a session arrived over the signal bus: to this process's sockets of the session. A
+   * notice shows as an error frame; the typing dots go with the next message.
+   */
+  deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
+    const outbound = this.deps.outbound;
+    if (push.type === 'notice') outbound.deliver(chatbotId, sessionId, { type: 'error', detail: push.content });
+    else if (push.type !== 'typing_stopped') outbound.deliver(chatbotId, sessionId, push);
+    return Promise.resolve();
   }
 
   async admit(req: IncomingMessage, url: URL, address: string): Promise<Refusal | Accept> {
@@ -135,28 +148,20 @@ export class WidgetAdapter implements SocketRoute, ChannelPort {
     }
   }
 
-  /** Hands the message to its conversation actor; the outcome is sent when the turn ends. */
+  /**
+   * Hands the message to its conversation actor. The reply and typing go to every socket of the
+   * session, in every process; a failure answers this socket's frame.
+   */
   private async message(visitor: Visitor, content: string): Promise<void> {
     const { chatbotId, sessionId } = visitor;
     const chatbot = await this.deps.chatbots.get(chatbotId);
-    const outbound = this.deps.outbound;
-    // A typing frame that cannot be pushed is only cosmetic: logged at debug level, the turn goes on.
-    const onTyping = () =>
-      void outbound
-        .push(chatbotId, sessionId, { type: 'typing' })
-        .catch((error: unknown) => this.deps.logger.debug({ err: error }, 'typing frame not pushed'));
     // Not awaited: the next frame (an escalation, say) must not wait for the LLM.
-    void this.deps.router.send({ chatbot, sessionId, content, channel: 'embed', onTyping }).then(async (outcome) => {
-      if (outcome.kind === 'failed') return this.fail(visitor, outcome.error);
-      if (outcome.kind === 'silent') return;
-      const push = {
-        type: 'message',
-        role: 'assistant',
-        content: outcome.text,
-        created_at: outcome.createdAt,
-      } as const;
-      await outbound.push(chatbotId, sessionId, push).catch((error: unknown) => this.fail(visitor, error));
-    });
+    void answerTurn(
+      this.turns,
+      { chatbot, sessionId, content },
+      (push) => this.deps.visitors.deliver(chatbotId, sessionId, push),
+      (error) => this.fail(visitor, error),
+    );
   }
 
   /** The first escalation is announced to every socket of the session (and agents); later ones to this one. */

@@ -1,23 +1,24 @@
 import type { WebSocket } from 'ws';
 import type { Message } from '../../contract/conversation.ts';
-import type { WidgetServerFrame } from '../../contract/widget-protocol.ts';
+import type { WidgetPush, WidgetServerFrame } from '../../contract/widget-protocol.ts';
 import type { SocketServer } from '../../http/socket-server.ts';
-import type { SignalBus, VisitorPush } from '../../redis/signal-bus.ts';
+
+/** A frame for every socket of a session: a push, or a notice shown as an error. */
+type SessionFrame = WidgetPush | { type: 'error'; detail: string };
 
 /**
  * Everything sent to visitors' widgets. A session may have sockets in several tabs and several
- * gateway processes: pushes travel over Redis pub/sub and every process delivers them to the
- * sockets it holds; answers meant for one socket (ready, lead_saved, errors) go to it directly.
+ * gateway processes: pushes travel over Redis pub/sub (VisitorDelivery) and every process delivers
+ * them to the sockets it holds; answers meant for one socket (ready, lead_saved, errors) go to it
+ * directly.
  */
 export class WidgetOutbound {
   private readonly sockets: SocketServer;
-  private readonly signals: SignalBus;
   /** Sockets by session; a socket's value holds pushes while its ready frame is not yet sent. */
-  private readonly sessions = new Map<string, Map<WebSocket, VisitorPush[] | undefined>>();
+  private readonly sessions = new Map<string, Map<WebSocket, SessionFrame[] | undefined>>();
 
-  constructor(sockets: SocketServer, signals: SignalBus) {
+  constructor(sockets: SocketServer) {
     this.sockets = sockets;
-    this.signals = signals;
   }
 
   /**
@@ -27,7 +28,7 @@ export class WidgetOutbound {
   add(chatbotId: string, sessionId: string, socket: WebSocket): void {
     const key = sessionKey(chatbotId, sessionId);
     let members = this.sessions.get(key);
-    if (!members) this.sessions.set(key, (members = new Map<WebSocket, VisitorPush[] | undefined>()));
+    if (!members) this.sessions.set(key, (members = new Map<WebSocket, SessionFrame[] | undefined>()));
     members.set(socket, []);
     socket.once('close', () => {
       members.delete(socket);
@@ -52,13 +53,8 @@ export class WidgetOutbound {
     }
   }
 
-  /** To every socket of the session, in every gateway process. */
-  push(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
-    return this.signals.publish({ kind: 'visitor', chatbot_id: chatbotId, session_id: sessionId, push });
-  }
-
   /** A push arrived over pub/sub: delivers it to this process's sockets of the session. */
-  deliver(chatbotId: string, sessionId: string, push: VisitorPush): void {
+  deliver(chatbotId: string, sessionId: string, push: SessionFrame): void {
     const members = this.sessions.get(sessionKey(chatbotId, sessionId));
     if (!members) return;
     for (const [socket, held] of members) {
