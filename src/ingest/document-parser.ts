@@ -1,12 +1,5 @@
-import { parseCsv } from './csv-parser.ts';
-import { parseDocx } from './docx-parser.ts';
 import { SizeLimitError, UnsupportedFileError } from './ingest-errors.ts';
-import { parseMarkdown } from './markdown-parser.ts';
 import type { ParsedDocument } from './parsed-document.ts';
-import { parsePdf } from './pdf-parser.ts';
-import { parsePptx } from './pptx-parser.ts';
-import { parseSubtitles } from './subtitle-parser.ts';
-import { parseText } from './text-parser.ts';
 
 /** The largest file `parseDocument` reads. */
 export const MAX_FILE_BYTES = 20 * 1024 * 1024;
@@ -19,16 +12,20 @@ export interface DocumentFile {
 
 type Parser = (filename: string, bytes: Uint8Array) => ParsedDocument | Promise<ParsedDocument>;
 
-const PARSERS: Record<string, Parser> = {
-  pdf: parsePdf,
-  docx: parseDocx,
-  pptx: parsePptx,
-  txt: parseText,
-  md: parseMarkdown,
-  markdown: parseMarkdown,
-  csv: parseCsv,
-  vtt: parseSubtitles,
-  srt: parseSubtitles,
+/**
+ * Each format's parser, loaded when a file of it is first read: the libraries behind them (pdf.js,
+ * mammoth, cheerio…) cost a process that never parses one (the CLI) a third of its start-up.
+ */
+const PARSERS: Record<string, () => Promise<Parser>> = {
+  pdf: async () => (await import('./pdf-parser.ts')).parsePdf,
+  docx: async () => (await import('./docx-parser.ts')).parseDocx,
+  pptx: async () => (await import('./pptx-parser.ts')).parsePptx,
+  txt: async () => (await import('./text-parser.ts')).parseText,
+  md: async () => (await import('./markdown-parser.ts')).parseMarkdown,
+  markdown: async () => (await import('./markdown-parser.ts')).parseMarkdown,
+  csv: async () => (await import('./csv-parser.ts')).parseCsv,
+  vtt: async () => (await import('./subtitle-parser.ts')).parseSubtitles,
+  srt: async () => (await import('./subtitle-parser.ts')).parseSubtitles,
 };
 
 /**
@@ -40,8 +37,8 @@ const PARSERS: Record<string, Parser> = {
  */
 export async function parseDocument(file: DocumentFile, maxBytes = MAX_FILE_BYTES): Promise<ParsedDocument> {
   const extension = /\.([^./\\]+)$/.exec(file.filename)?.[1]?.toLowerCase() ?? '';
-  const parser = PARSERS[extension];
-  if (!parser) throw new UnsupportedFileError(file.filename);
+  const load = PARSERS[extension];
+  if (!load) throw new UnsupportedFileError(file.filename);
   if (file.bytes.byteLength > maxBytes) throw new SizeLimitError(file.filename, maxBytes);
-  return parser(file.filename, file.bytes);
+  return (await load())(file.filename, file.bytes);
 }

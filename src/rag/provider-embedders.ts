@@ -1,7 +1,6 @@
-import { GoogleGenAI } from '@google/genai';
-import { Ollama } from 'ollama';
-import OpenAI from 'openai';
-import { GEMINI_API_VERSION } from '../llm/gemini-provider.ts';
+import type { GoogleGenAI } from '@google/genai';
+import type { Ollama } from 'ollama';
+import type OpenAI from 'openai';
 import type { Embedder } from './embedder.ts';
 
 /** Texts per embedding request. */
@@ -15,6 +14,15 @@ export function normalise(values: ArrayLike<number>): Float32Array {
   norm = Math.sqrt(norm) || 1;
   for (let i = 0; i < vector.length; i += 1) vector[i]! /= norm;
   return vector;
+}
+
+/**
+ * The SDK's client, made on first use: a process that never embeds through a provider (the CLI, a
+ * gateway on local embeddings) never loads its SDK, which is most of a CLI command's start-up.
+ */
+function onFirstUse<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make());
 }
 
 /** Embeds in batches of BATCH with `call`, keeping the order of the texts. */
@@ -31,23 +39,26 @@ async function inBatches(texts: string[], call: (batch: string[]) => Promise<num
 export class OpenAiEmbedder implements Embedder {
   readonly space: string;
   readonly dimensions = 0;
-  private readonly client: OpenAI;
+  private readonly client: () => Promise<OpenAI>;
   private readonly model: string;
 
   constructor(model: string, settings: { apiKey: string; baseUrl: string | undefined; timeoutMs: number }) {
     this.model = model;
     this.space = `openai-${model}`;
-    this.client = new OpenAI({
-      apiKey: settings.apiKey,
-      baseURL: settings.baseUrl ?? 'https://api.openai.com/v1',
-      timeout: settings.timeoutMs,
-      maxRetries: 2,
+    this.client = onFirstUse(async () => {
+      const { default: OpenAI } = await import('openai');
+      return new OpenAI({
+        apiKey: settings.apiKey,
+        baseURL: settings.baseUrl ?? 'https://api.openai.com/v1',
+        timeout: settings.timeoutMs,
+        maxRetries: 2,
+      });
     });
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
     return inBatches(texts, async (input) => {
-      const response = await this.client.embeddings.create({ model: this.model, input });
+      const response = await (await this.client()).embeddings.create({ model: this.model, input });
       return [...response.data].sort((a, b) => a.index - b.index).map((item) => item.embedding);
     });
   }
@@ -57,27 +68,33 @@ export class OpenAiEmbedder implements Embedder {
 export class GeminiEmbedder implements Embedder {
   readonly space: string;
   readonly dimensions = 0;
-  private readonly client: GoogleGenAI;
+  private readonly client: () => Promise<GoogleGenAI>;
   private readonly model: string;
 
   constructor(model: string, settings: { apiKey: string; baseUrl: string | undefined; timeoutMs: number }) {
     this.model = model;
     this.space = `gemini-${model}`;
-    this.client = new GoogleGenAI({
-      apiKey: settings.apiKey,
-      apiVersion: GEMINI_API_VERSION,
-      httpOptions: {
-        ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
+    this.client = onFirstUse(async () => {
+      const [{ GoogleGenAI }, { GEMINI_API_VERSION }] = await Promise.all([
+        import('@google/genai'),
+        import('../llm/gemini-provider.ts'),
+      ]);
+      return new GoogleGenAI({
+        apiKey: settings.apiKey,
         apiVersion: GEMINI_API_VERSION,
-        timeout: settings.timeoutMs,
-        retryOptions: { attempts: 3 },
-      },
+        httpOptions: {
+          ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
+          apiVersion: GEMINI_API_VERSION,
+          timeout: settings.timeoutMs,
+          retryOptions: { attempts: 3 },
+        },
+      });
     });
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
     return inBatches(texts, async (contents) => {
-      const response = await this.client.models.embedContent({ model: this.model, contents });
+      const response = await (await this.client()).models.embedContent({ model: this.model, contents });
       return (response.embeddings ?? []).map((item) => item.values ?? []);
     });
   }
@@ -87,16 +104,22 @@ export class GeminiEmbedder implements Embedder {
 export class OllamaEmbedder implements Embedder {
   readonly space: string;
   readonly dimensions = 0;
-  private readonly client: Ollama;
+  private readonly client: () => Promise<Ollama>;
   private readonly model: string;
 
   constructor(model: string, settings: { host: string | undefined }) {
     this.model = model;
     this.space = `ollama-${model}`;
-    this.client = new Ollama({ host: settings.host ?? 'http://127.0.0.1:11434' });
+    this.client = onFirstUse(async () => {
+      const { Ollama } = await import('ollama');
+      return new Ollama({ host: settings.host ?? 'http://127.0.0.1:11434' });
+    });
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
-    return inBatches(texts, async (input) => (await this.client.embed({ model: this.model, input })).embeddings);
+    return inBatches(
+      texts,
+      async (input) => (await (await this.client()).embed({ model: this.model, input })).embeddings,
+    );
   }
 }
