@@ -44,15 +44,20 @@ export async function startRedis(extraArgs: string[] = []): Promise<TestRedis> {
   throw new Error('could not start redis-server on a free port');
 }
 
+/**
+ * Whether our redis-server answers at `url`. Test files run in parallel: the port may have been taken
+ * by another file's server meanwhile (ours then fails to bind), so the answer must come from our
+ * process.
+ */
 async function answers(url: string, child: ChildProcess): Promise<boolean> {
   for (let i = 0; i < 100 && child.exitCode === null; i += 1) {
     const client = createClient({ url, socket: { reconnectStrategy: false } });
     client.on('error', () => {});
     try {
       await client.connect();
-      await client.ping();
+      const info = await client.info('server');
       client.destroy();
-      return true;
+      return /^process_id:(\d+)/m.exec(info)?.[1] === String(child.pid);
     } catch {
       if (client.isOpen) client.destroy();
       await new Promise((resolve) => setTimeout(resolve, 20));
