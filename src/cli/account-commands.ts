@@ -4,7 +4,7 @@ import { BACKEND_ONLY_TYPES } from '../sources/connectors/connector.ts';
 import { runCommand } from './cli-runtime.ts';
 import { readPassword } from './password-prompt.ts';
 
-/** `user create|plan|password|invite|connectors` and `key create|list|revoke`. */
+/** `user create|list|plan|password|invite|connectors` and `key create|list|revoke`. */
 export function registerAccountCommands(program: Command): void {
   const user = program.command('user').description('owner accounts');
   user
@@ -12,6 +12,10 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--email <email>', 'account email address')
     .option('--plan <plan>', 'plan name (see PLAN_QUOTAS)', 'free')
     .action((opts: { email: string; plan: string }) => runCommand((s) => s.accounts.create(opts.email, opts.plan)));
+  user
+    .command('list')
+    .description('every owner account, newest first')
+    .action(() => runCommand((s) => s.accounts.list()));
   user
     .command('plan')
     .requiredOption('--user <id>', 'account id')

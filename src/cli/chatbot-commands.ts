@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { chatbotDetailView } from '../views.ts';
+import { chatbotDetailView, chatbotListView } from '../views.ts';
 import type { SettingsPatch } from '../chatbots/chatbot-settings.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
 
@@ -45,6 +45,16 @@ export function registerChatbotCommands(program: Command): void {
           fallbackMessage: opts.fallbackMessage,
         });
         return chatbotDetailView(created);
+      }),
+    );
+  bot
+    .command('list')
+    .description("an owner's chatbots, as the API lists them")
+    .requiredOption('--user <id>', 'owner account id')
+    .action((opts: { user: string }) =>
+      runCommand(async (s) => {
+        await s.accounts.get(opts.user);
+        return (await s.chatbots.listForUser(opts.user)).map(chatbotListView);
       }),
     );
   bot

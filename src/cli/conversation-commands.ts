@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Services } from '../services.ts';
-import { runCommand } from './cli-runtime.ts';
+import { CliError, runCommand } from './cli-runtime.ts';
 
 interface ConversationOptions {
   bot: string;
@@ -25,9 +25,33 @@ const ACTIONS: Array<[string, string, Action]> = [
   ['release', 'hand the conversation back to the AI', (s, o) => s.control.release(o.bot, o.session, o.agent ?? '')],
 ];
 
-/** `conversation show|escalate|takeover|release`. */
+/** Conversations read per round trip while listing. */
+const LIST_PAGE = 200;
+
+/** `conversation list|show|escalate|takeover|release`. */
 export function registerConversationCommands(program: Command): void {
   const conversation = program.command('conversation').description('conversations');
+  conversation
+    .command('list')
+    .description("a chatbot's conversations, newest activity first, each with its last message")
+    .requiredOption('--bot <id>', 'chatbot id')
+    .option('--escalated', 'only those escalated to a human')
+    .option('--limit <n>', 'at most this many', '100')
+    .action((opts: { bot: string; escalated?: boolean; limit: string }) =>
+      runCommand(async (s) => {
+        const limit = Number(opts.limit);
+        if (!Number.isInteger(limit) || limit < 1)
+          throw new CliError('conversation list: --limit must be a positive integer');
+        await s.chatbots.get(opts.bot);
+        const total = await s.conversations.count(opts.bot);
+        const rows = [];
+        for (let offset = 0; offset < total && rows.length < limit; offset += LIST_PAGE) {
+          const page = await s.conversations.recent(opts.bot, LIST_PAGE, offset);
+          rows.push(...page.filter((row) => !opts.escalated || row.escalated_at !== null));
+        }
+        return rows.slice(0, limit);
+      }),
+    );
   for (const [name, description, action] of ACTIONS) {
     conversation
       .command(name)

@@ -83,6 +83,34 @@ export class AccountStore {
     return list;
   }
 
+  /**
+   * Every account, newest first. There is no index of accounts: the email claims are scanned (each
+   * account has exactly one; a record whose claim was never written is unreachable and not listed),
+   * which reads the whole keyspace once. It serves the operator's `user list`, not a request path.
+   */
+  async list(): Promise<Account[]> {
+    // The prefix has no glob characters (REDIS_PREFIX allows [A-Za-z0-9_:.-]).
+    const claims = `${this.keys.userByEmail('')}*`;
+    const ids = new Set<string>();
+    for await (const keys of this.redis.scanIterator({ MATCH: claims, COUNT: 1000 })) {
+      // One GET per key: in a Redis Cluster the claims are spread over the slots.
+      const values = await Promise.all(keys.map((key) => this.redis.get(key)));
+      for (const id of values) if (id) ids.add(id);
+    }
+    const accounts = await Promise.all(
+      [...ids].map((id) =>
+        this.get(id).catch((error: unknown) => {
+          // A claim whose record is gone names no account.
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        }),
+      ),
+    );
+    return accounts
+      .filter((account) => account !== undefined)
+      .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+  }
+
   private checkPlan(plan: string): void {
     if (!this.plans.includes(plan)) {
       throw new ValidationError(`plan must be one of: ${this.plans.join(', ')}.`);

@@ -289,13 +289,12 @@ export class ConversationStore {
   }
 
   /**
-   * The chatbot's conversations with the newest activity first, at most `limit`, each with its last
-   * message.
+   * The chatbot's conversations with the newest activity first, at most `limit` from the `offset`th,
+   * each with its last message.
    */
-  async recent(chatbotId: string, limit: number): Promise<Array<ConversationView & ConversationActivity>> {
-    const sessions = await this.redis.zRangeWithScores(this.keys.conversationsOf(chatbotId), 0, limit - 1, {
-      REV: true,
-    });
+  async recent(chatbotId: string, limit: number, offset = 0): Promise<Array<ConversationView & ConversationActivity>> {
+    const index = this.keys.conversationsOf(chatbotId);
+    const sessions = await this.redis.zRangeWithScores(index, offset, offset + limit - 1, { REV: true });
     const rows = await Promise.all(
       sessions.map(async ({ value: sessionId, score }) => {
         const [meta, last] = await Promise.all([
@@ -311,6 +310,11 @@ export class ConversationStore {
       }),
     );
     return rows.filter((row) => row !== undefined);
+  }
+
+  /** How many conversations the chatbot has. */
+  count(chatbotId: string): Promise<number> {
+    return this.redis.zCard(this.keys.conversationsOf(chatbotId));
   }
 
   /**
