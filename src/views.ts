@@ -4,8 +4,8 @@ import type { KnowledgeStatus } from './contract/knowledge.ts';
 import type { OperatorSource, SourceSyncState, SourceView } from './contract/source.ts';
 import type { HybridHit } from './rag/search-engine.ts';
 import type { Chatbot } from './chatbots/chatbot.ts';
-import type { Connection } from './store/connection-store.ts';
-import type { Source } from './store/source-store.ts';
+import type { Connection } from './connections/connection.ts';
+import type { Source } from './sources/source.ts';
 import type { SpaceMigrationState, SpaceSetting } from './store/embedding-space-store.ts';
 import { formatTimestamp } from './timestamp.ts';
 

@@ -6,8 +6,10 @@ import { NotFoundError } from '../errors.ts';
 import type { Egress } from '../net/ssrf-guard.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { AttemptVerdict, ClaimedDelivery, DeliveryStore } from '../store/delivery-store.ts';
-import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
+import type { DeliveryStore } from '../store/delivery-store.ts';
+import type { WebhookStore } from '../store/webhook-store.ts';
+import type { AttemptVerdict, ClaimedDelivery } from '../webhooks/delivery.ts';
+import type { Webhook } from '../webhooks/webhook.ts';
 import { WebhookSender, type AttemptResult } from '../webhooks/webhook-sender.ts';
 
 /** Messages of the dispatcher actor: look for due deliveries, or record the attempts that ended. */

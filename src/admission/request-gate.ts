@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyStore } from '../store/api-key-store.ts';
-import { API_PLAN } from '../store/api-key-store.ts';
+import { API_PLAN } from '../auth/api-key.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';

@@ -10,7 +10,8 @@ import type { Accept, Refusal, SocketRoute, SocketServer } from '../http/socket-
 import type { AgentServerFrame } from '../contract/agent-protocol.ts';
 import type { Logger } from '../logger.ts';
 import type { AgentPresence } from '../store/agent-presence.ts';
-import type { Agent, AgentStore } from '../store/agent-store.ts';
+import type { Agent } from './agent.ts';
+import type { AgentStore } from '../store/agent-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { parseAgentFrame, refOf, type AgentCommand, type Ref } from './agent-frames.ts';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Agent } from '../store/agent-store.ts';
+import type { Agent } from '../agents/agent.ts';
 import { runCommand } from './cli-runtime.ts';
 
 const view = ({ id, name, created_at, active }: Agent) => ({ id, name, created_at, active });

@@ -6,7 +6,7 @@ import { assertOAuthService, isOAuthService } from '../connections/oauth-clients
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { CONNECTION_SERVICES, type ConnectionService } from '../sources/connectors/connector.ts';
-import type { NewConnection } from '../store/connection-store.ts';
+import type { NewConnection } from '../connections/connection.ts';
 import { connectionView } from '../views.ts';
 import { CliError, runCommand } from './cli-runtime.ts';
 

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { openRetrieval } from '../rag/retrieval-setup.ts';
 import { ChunkStore } from '../store/chunk-store.ts';
 import type { Services } from '../services.ts';
-import type { Source } from '../store/source-store.ts';
+import type { Source } from '../sources/source.ts';
 import { operatorSourceSyncView, retrievalView } from '../views.ts';
 import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { CliError, runCommand } from './cli-runtime.ts';

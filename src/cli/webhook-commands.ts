@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { webhookView } from '../store/webhook-store.ts';
+import { webhookView } from '../webhooks/webhook.ts';
 import { runCommand } from './cli-runtime.ts';
 
 /** `webhook create|list|delete|rotate-secret|deliveries|redeliver`. */

@@ -6,7 +6,8 @@ import { ConnectorError, ReconnectError } from '../sources/connectors/connector-
 import type { ConnectorHttp } from '../sources/connectors/connector-http.ts';
 import { SERVICE_LABELS, type ConnectorAuth, type ConnectionService } from '../sources/connectors/connector.ts';
 import { ValidationError } from '../errors.ts';
-import type { Connection, ConnectionSecret, ConnectionStore } from '../store/connection-store.ts';
+import type { ConnectionStore } from '../store/connection-store.ts';
+import type { Connection, ConnectionSecret } from './connection.ts';
 import type { ProcessLease } from '../redis/process-lease.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { microsoftTokenUrl, type OAuthClient } from './oauth-clients.ts';

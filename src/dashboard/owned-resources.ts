@@ -2,8 +2,8 @@ import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Chatbot } from '../chatbots/chatbot.ts';
-import type { Source } from '../store/source-store.ts';
-import type { Webhook } from '../store/webhook-store.ts';
+import type { Source } from '../sources/source.ts';
+import type { Webhook } from '../webhooks/webhook.ts';
 import { isUuid } from '../uuid.ts';
 
 /** The stores an ownership check reads. */

@@ -1,5 +1,6 @@
 import { AuthenticationError, NotFoundError, RateLimitError, UnavailableError, ValidationError } from '../errors.ts';
-import { normalizeEmail, type Account, type AccountStore } from '../store/account-store.ts';
+import { normalizeEmail, type Account } from '../accounts/account.ts';
+import type { AccountStore } from '../store/account-store.ts';
 import type { InviteStore } from '../store/invite-store.ts';
 import type { LoginGate } from '../admission/login-gate.ts';
 import type { PasswordStore } from '../store/password-store.ts';

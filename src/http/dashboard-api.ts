@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { OwnedResources } from '../dashboard/owned-resources.ts';
 import type { TrustedProxies } from '../net/trusted-proxies.ts';
 import type { Chatbot } from '../chatbots/chatbot.ts';
-import type { Webhook } from '../store/webhook-store.ts';
+import type { Webhook } from '../webhooks/webhook.ts';
 import type { Retrieval } from '../rag/retrieval-setup.ts';
 import type { Services } from '../services.ts';
 import type { CookiePolicy, DashboardRequest } from './dashboard-session.ts';

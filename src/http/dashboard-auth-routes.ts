@@ -1,7 +1,7 @@
 import type { Request, Response, Server } from 'restify';
 import type { InviteBody, SessionInfo, SignedOut, SignInBody } from '../contract/account.ts';
 import type { SignedIn } from '../dashboard/owner-auth.ts';
-import type { Account } from '../store/account-store.ts';
+import type { Account } from '../accounts/account.ts';
 import { DASHBOARD_API, ownerOf, type DashboardApi } from './dashboard-api.ts';
 import { bodyOf, optionalString } from './dashboard-body.ts';
 import { clearSessionCookie, sameOriginOnly, setSessionCookie, type DashboardRequest } from './dashboard-session.ts';

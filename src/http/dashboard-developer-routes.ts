@@ -2,7 +2,7 @@ import type { Request, Response, Server } from 'restify';
 import type { AgentView, CreatedAgent, NewAgentBody } from '../contract/agent.ts';
 import type { ApiKey, CreatedApiKey, NewApiKeyBody } from '../contract/api-key.ts';
 import type { Usage } from '../contract/usage.ts';
-import type { Agent } from '../store/agent-store.ts';
+import type { Agent } from '../agents/agent.ts';
 import { DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
 import { bodyOf, requiredString } from './dashboard-body.ts';
 import { jsonBody } from './json-body.ts';

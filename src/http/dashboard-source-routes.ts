@@ -5,7 +5,7 @@ import type { DashboardSource, NewSourceBody, SourcePatchBody, SyncStarted } fro
 import { ValidationError } from '../errors.ts';
 import { DASHBOARD_CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
-import type { Source } from '../store/source-store.ts';
+import type { Source } from '../sources/source.ts';
 import { embeddingStatusView, operatorSourceSyncView, retrievalView } from '../views.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
 import { bodyOf, optionalString, requiredString } from './dashboard-body.ts';

@@ -5,7 +5,7 @@ import { parseDocument } from '../ingest/document-parser.ts';
 import { extractMainContent } from '../ingest/html-extractor.ts';
 import type { ParsedDocument } from '../ingest/parsed-document.ts';
 import type { Logger } from '../logger.ts';
-import type { Source, SourceDocument } from '../store/source-store.ts';
+import type { Source, SourceDocument } from './source.ts';
 import { ConnectorError, DocumentGoneError, ReconnectError } from './connectors/connector-errors.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { serializedHttp, type ConnectorHttp } from './connectors/connector-http.ts';

@@ -15,13 +15,8 @@ import type { Embedder } from '../rag/embedder.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionClaim, IngestionQueue } from '../store/ingestion-queue.ts';
 import { IngestionLease, IngestionLeaseLostError } from './ingestion-lease.ts';
-import {
-  isSyncable,
-  type Source,
-  type SourceDocument,
-  type SourceStore,
-  type SyncRecord,
-} from '../store/source-store.ts';
+import type { SourceStore } from '../store/source-store.ts';
+import { isSyncable, type Source, type SourceDocument, type SyncRecord } from './source.ts';
 import { documentKey, type ConnectorReader } from './connector-reader.ts';
 import { isConnectorType } from './connectors/connector.ts';
 

@@ -7,9 +7,11 @@ import { NOT_PUBLIC_URL } from '../net/ssrf-guard.ts';
 import type { RetrievalIndex } from '../rag/retrieval-index.ts';
 import type { IngestionQueue } from '../store/ingestion-queue.ts';
 import type { AccountStore } from '../store/account-store.ts';
-import type { Connection, ConnectionStore } from '../store/connection-store.ts';
+import type { Connection } from '../connections/connection.ts';
+import type { ConnectionStore } from '../store/connection-store.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { isSyncable, REFRESH_SCHEDULES, type Refresh, type Source, type SourceStore } from '../store/source-store.ts';
+import type { SourceStore } from '../store/source-store.ts';
+import { isSyncable, REFRESH_SCHEDULES, type Refresh, type Source } from './source.ts';
 import {
   BACKEND_ONLY_TYPES,
   CONNECTOR_TYPES,

@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { Clock } from '../clock.ts';
-import type { Account } from '../contract/account.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { checkEmail, checkPlan, normalizeEmail, type Account } from '../accounts/account.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-
-// An account goes to the dashboard as it is stored.
-export type { Account };
-
-const email = z.email().max(254);
 
 /** Accounts (id, email, plan). Email addresses are unique, compared lowercased. */
 export class AccountStore {
@@ -27,9 +21,8 @@ export class AccountStore {
   }
 
   async create(rawEmail: string, plan = 'free'): Promise<Account> {
-    const address = normalizeEmail(rawEmail);
-    if (!email.safeParse(address).success) throw new ValidationError('email must be a valid email address.');
-    this.checkPlan(plan);
+    const address = checkEmail(rawEmail);
+    checkPlan(plan, this.plans);
     const id = randomUUID();
     const createdAt = this.clock.nowMicros();
     // The record first, then the unique email claim: a crash in between leaves an unreachable record,
@@ -60,7 +53,7 @@ export class AccountStore {
   }
 
   async setPlan(userId: string, plan: string): Promise<Account> {
-    this.checkPlan(plan);
+    checkPlan(plan, this.plans);
     const account = await this.get(userId);
     await this.redis.hSet(this.keys.user(userId), 'plan', plan);
     return { ...account, plan };
@@ -110,15 +103,4 @@ export class AccountStore {
       .filter((account) => account !== undefined)
       .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
   }
-
-  private checkPlan(plan: string): void {
-    if (!this.plans.includes(plan)) {
-      throw new ValidationError(`plan must be one of: ${this.plans.join(', ')}.`);
-    }
-  }
-}
-
-/** Email addresses are unique and compared trimmed and lowercased. */
-export function normalizeEmail(raw: string): string {
-  return raw.trim().toLowerCase();
 }

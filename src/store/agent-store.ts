@@ -1,22 +1,14 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import type { Agent } from '../agents/agent.ts';
+import { generateAgentToken, hashAgentToken, isWellFormedAgentToken } from '../auth/agent-token.ts';
 import type { Clock } from '../clock.ts';
 import type { CreatedAgent } from '../contract/agent.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { checkDisplayName } from '../display-name.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import type { SignalBus } from '../redis/signal-bus.ts';
-
-/** A human agent of an owner, as listed (the token is never stored, only its SHA-256). */
-export interface Agent {
-  id: string;
-  user_id: string;
-  name: string;
-  created_at: string;
-  active: boolean;
-}
-
-const TOKEN = /^ag_[A-Za-z0-9_-]{43}$/;
 
 /** Human agents and their sign-in tokens (`ag_` + 32 random bytes, stored hashed like API keys). */
 export class AgentStore {
@@ -33,15 +25,14 @@ export class AgentStore {
   }
 
   async create(userId: string, name: string): Promise<CreatedAgent> {
-    const trimmed = name.trim();
-    if (trimmed.length === 0 || trimmed.length > 100) throw new ValidationError('name must be 1 to 100 characters.');
+    const trimmed = checkDisplayName(name);
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     // Agents are named in takeovers ("taken over by Alice"), so a name is one agent per owner.
     if ((await this.list(userId)).some((agent) => agent.active && agent.name === trimmed)) {
       throw new ConflictError(`An agent named ${trimmed} already exists.`);
     }
     const id = randomUUID();
-    const token = `ag_${randomBytes(32).toString('base64url')}`;
+    const token = generateAgentToken();
     const now = this.clock.nowMicros();
     await this.redis
       .multi()
@@ -51,13 +42,13 @@ export class AgentStore {
         name: trimmed,
         created_at: String(now),
         active: '1',
-        token_hash: hashToken(token),
+        token_hash: hashAgentToken(token),
       })
       .zAdd(this.keys.agentsOf(userId), { score: now, value: id })
       .exec();
     await this.redis.set(this.keys.agentOwner(id), userId);
     // The lookup is written last: until then the token opens nothing.
-    await this.redis.set(this.keys.agentByHash(hashToken(token)), `${userId}:${id}`);
+    await this.redis.set(this.keys.agentByHash(hashAgentToken(token)), `${userId}:${id}`);
     return { id, name: trimmed, token };
   }
 
@@ -85,8 +76,8 @@ export class AgentStore {
 
   /** The agent a token belongs to, if it is well formed, known and active. */
   async authenticate(token: unknown): Promise<Agent | undefined> {
-    if (typeof token !== 'string' || !TOKEN.test(token)) return undefined;
-    const owner = await this.redis.get(this.keys.agentByHash(hashToken(token)));
+    if (!isWellFormedAgentToken(token)) return undefined;
+    const owner = await this.redis.get(this.keys.agentByHash(hashAgentToken(token)));
     if (!owner) return undefined;
     const [userId, agentId] = owner.split(':') as [string, string];
     const row = await this.redis.hGetAll(this.keys.agent(userId, agentId));
@@ -104,10 +95,6 @@ export class AgentStore {
     if (!owner) throw new NotFoundError('Agent not found.');
     return owner;
   }
-}
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 function toAgent(row: Record<string, string>): Agent {

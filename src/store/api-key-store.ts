@@ -1,23 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ApiKey, CreatedApiKey } from '../contract/api-key.ts';
-import { LimitError, NotFoundError, ValidationError } from '../errors.ts';
+import { checkDisplayName } from '../display-name.ts';
+import { LimitError, NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
+import { API_PLAN, MAX_ACTIVE_KEYS, type KeyOwner } from '../auth/api-key.ts';
 import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from '../auth/api-key-token.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-
-/** SPEC's cap on active keys per account. */
-export const MAX_ACTIVE_KEYS = 5;
-/** The plan that grants API access (DESIGN.md). */
-export const API_PLAN = 'scale';
-
-/** Who a key belongs to. */
-export interface KeyOwner {
-  userId: string;
-  keyId: string;
-}
 
 // Counting and inserting in one script makes the cap exact under concurrent creates.
 const CREATE = new LuaScript<{
@@ -60,10 +51,7 @@ export class ApiKeyStore {
   }
 
   async create(userId: string, rawName: string): Promise<CreatedApiKey> {
-    const name = rawName.trim();
-    if (name.length === 0 || name.length > 100) {
-      throw new ValidationError('name must be 1 to 100 characters.');
-    }
+    const name = checkDisplayName(rawName);
     const key = generateApiKey();
     const hash = hashApiKey(key);
     const id = randomUUID();

@@ -3,41 +3,16 @@ import type { Clock } from '../clock.ts';
 import type { SecretKeyring } from '../connections/secret-keyring.ts';
 import { NotFoundError } from '../errors.ts';
 import type { ConnectionService } from '../sources/connectors/connector.ts';
+import type {
+  Connection,
+  ConnectionAuthKind,
+  ConnectionSecret,
+  ConnectionStatus,
+  NewConnection,
+} from '../connections/connection.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-
-/** How a connection proves itself to its service. */
-export type ConnectionAuthKind = 'token' | 'oauth' | 'service_account' | 'client_credentials';
-
-/** `needs_reauth`: the service refused the grant; the owner must connect again. */
-export type ConnectionStatus = 'active' | 'needs_reauth';
-
-/** A connection without its secret (what lists and APIs show). */
-export interface Connection {
-  id: string;
-  user_id: string;
-  service: ConnectionService;
-  auth_kind: ConnectionAuthKind;
-  status: ConnectionStatus;
-  /** Who or what is connected, as the service names it (an email, a workspace), when known. */
-  label: string;
-  /** The service's address for this customer (a Zendesk help centre), '' when it has one address. */
-  base_url: string;
-  created_at: string;
-}
-
-/** The secret fields of a connection (tokens, keys), sealed in Redis as one JSON object. */
-export type ConnectionSecret = Record<string, string>;
-
-/** What a new connection is made of. */
-export interface NewConnection {
-  service: ConnectionService;
-  authKind: ConnectionAuthKind;
-  secret: ConnectionSecret;
-  label?: string;
-  baseUrl?: string;
-}
 
 /**
  * Users' connections to the services their sources are read from. Secrets are sealed with the

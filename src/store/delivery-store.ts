@@ -1,26 +1,17 @@
 import type { Clock } from '../clock.ts';
 import type { Delivery, DeliveryAttempt } from '../contract/webhook.ts';
+import type {
+  AttemptOutcome,
+  AttemptRecord,
+  AttemptVerdict,
+  ClaimedDelivery,
+  NewDelivery,
+} from '../webhooks/delivery.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-
-/** A delivery claimed for one attempt. */
-export interface ClaimedDelivery {
-  id: string;
-  webhookId: string;
-  chatbotId: string;
-  event: string;
-  body: string;
-  attempt: number;
-  token: string;
-  /** Ordering key: deliveries of one conversation to one webhook go out one after another. */
-  orderKey: string;
-}
-
-/** What an attempt's result means for the delivery. */
-export type AttemptVerdict = { kind: 'delivered' } | { kind: 'retry'; atMicros: number } | { kind: 'failed' };
 
 // The record, its place in the due queue and the log entry are written together: once this returns,
 // the delivery exists and will be attempted, whatever happens to this process. A delivery id that
@@ -86,7 +77,7 @@ const COMPLETE = new LuaScript<{
     /** Five per attempt: id, token, attempt JSON, verdict, next µs. */
     ...attempts: Array<string | number>,
   ];
-  reply: Array<'delivered' | 'retry' | 'failed' | 'stale'>;
+  reply: AttemptOutcome[];
 }>(`
 local out = {}
 for i = 3, #ARGV, 5 do
@@ -162,16 +153,7 @@ export class DeliveryStore {
   }
 
   /** Writes a pending delivery, due now. */
-  async enqueue(input: {
-    /** The delivery's id; an id that exists already is not written again. */
-    id: string;
-    webhookId: string;
-    chatbotId: string;
-    event: string;
-    body: string;
-    maxAttempts: number;
-    orderKey: string;
-  }): Promise<string> {
+  async enqueue(input: NewDelivery): Promise<string> {
     const id = input.id;
     const now = this.clock.nowMicros();
     await ENQUEUE.run(
@@ -220,10 +202,10 @@ export class DeliveryStore {
   async complete(
     attempts: Array<{
       delivery: ClaimedDelivery;
-      attempt: Omit<DeliveryAttempt, 'at'> & { atMicros: number };
+      attempt: AttemptRecord;
       verdict: AttemptVerdict;
     }>,
-  ): Promise<Array<'delivered' | 'retry' | 'failed' | 'stale'>> {
+  ): Promise<AttemptOutcome[]> {
     if (attempts.length === 0) return [];
     const batch = attempts.flatMap(({ delivery, attempt, verdict }) => {
       const { atMicros, ...rest } = attempt;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-import { REFRESH_INTERVAL_MS, type Refresh } from './source-store.ts';
+import { REFRESH_INTERVAL_MS, type Refresh } from '../sources/source.ts';
 
 /**
  * A source taken off the queue. `interrupted` counts earlier claims that never finished; `token` is

@@ -1,80 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { RESP_TYPES } from 'redis';
 import type { Clock } from '../clock.ts';
-import type { SourceView, SyncRecord } from '../contract/source.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import { CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
+import {
+  checkNewSource,
+  MAX_TITLE_LENGTH,
+  refreshFor,
+  type NewSource,
+  type Refresh,
+  type Source,
+  type SourceDocument,
+  type SourceStatus,
+  type SourceType,
+  type SyncRecord,
+} from '../sources/source.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-
-export const SOURCE_TYPES = ['url', 'file', 'text', ...CONNECTOR_TYPES] as const;
-export type SourceType = (typeof SOURCE_TYPES)[number];
-
-/** How often a url or connector source is synced again (file and text sources have nothing to sync). */
-export const REFRESH_SCHEDULES = ['off', 'daily', 'weekly'] as const;
-export type Refresh = (typeof REFRESH_SCHEDULES)[number];
-
-/** Whether sources of a type read something that can change (a site, a service), and so are synced. */
-export function isSyncable(type: SourceType): boolean {
-  return type === 'url' || (CONNECTOR_TYPES as readonly string[]).includes(type);
-}
-
-/** The time between two scheduled syncs. */
-export const REFRESH_INTERVAL_MS: Record<Exclude<Refresh, 'off'>, number> = {
-  daily: 24 * 60 * 60_000,
-  weekly: 7 * 24 * 60 * 60_000,
-};
-
-export const SOURCE_STATUSES = ['pending', 'crawling', 'processing', 'done', 'failed'] as const;
-export type SourceStatus = (typeof SOURCE_STATUSES)[number];
-
-/** A training source with SPEC's fields (the contract's `SourceView`), plus its chatbot and the stored failure reason. */
-export interface Source extends SourceView {
-  chatbot_id: string;
-  type: SourceType;
-  status: SourceStatus;
-  error: string;
-  /** What a connector source reads (its canonical link or id); '' for url, file and text sources. */
-  reference: string;
-  /** The connection a connector source reads through; '' when none. */
-  connection_id: string;
-  /** The re-sync schedule of a url or connector source; '' for file and text sources. */
-  refresh: Refresh | '';
-}
-
-// What a sync did goes to the dashboard and the CLI as it is stored.
-export type { SyncRecord };
-
-/**
- * What is stored of each document of a url or connector source, by document id (a connector's id,
- * or a page's URL): enough to tell whether it changed, and which chunks are its.
- */
-export interface SourceDocument {
-  title: string;
-  /** The service's change token, or a page's sitemap `<lastmod>`; '' when none was given. */
-  change_token: string;
-  chunks: number;
-  /** SHA-256 of the parsed text: a document fetched again with the same hash is not re-embedded. */
-  hash?: string;
-  /** A page's validators, for a conditional request. */
-  etag?: string;
-  last_modified?: string;
-  /** The links a page gave the crawl, followed again when it has not changed. */
-  links?: string[];
-}
-
-/** What is known of a source when it is added. */
-export interface NewSource {
-  type: SourceType;
-  title?: string;
-  url?: string;
-  /** The raw text of a `text` source, or the bytes of a `file` source. */
-  content?: string | Buffer;
-  reference?: string;
-  connectionId?: string;
-  refresh?: Refresh;
-}
 
 /** Training sources of a chatbot: newest first (created_at, then id, descending), soft delete. */
 export class SourceStore {
@@ -89,10 +31,7 @@ export class SourceStore {
   }
 
   async create(chatbotId: string, input: NewSource): Promise<Source> {
-    const title = (input.title ?? '').trim();
-    if (title.length > 300) throw new ValidationError('title must be at most 300 characters.');
-    if (input.type === 'text' && !String(input.content ?? '').trim())
-      throw new ValidationError('text must not be empty.');
+    const title = checkNewSource(input);
     const id = randomUUID();
     const createdAt = this.clock.nowMicros();
     if (input.content !== undefined) {
@@ -111,7 +50,7 @@ export class SourceStore {
       error: '',
       reference: input.reference ?? '',
       connection_id: input.connectionId ?? '',
-      refresh: isSyncable(input.type) ? (input.refresh ?? 'weekly') : '',
+      refresh: refreshFor(input.type, input.refresh),
       deleted: '0',
     });
     await this.redis.zAdd(this.keys.sourcesOf(chatbotId), { score: createdAt, value: id });
@@ -251,7 +190,7 @@ function statusFields(
   details: { pageCount?: number; error?: string; title?: string },
 ): Record<string, string> {
   const fields: Record<string, string> = { status };
-  if (details.title !== undefined) fields.title = details.title.slice(0, 300);
+  if (details.title !== undefined) fields.title = details.title.slice(0, MAX_TITLE_LENGTH);
   if (details.pageCount !== undefined) fields.page_count = String(details.pageCount);
   if (details.error !== undefined) fields.error = details.error;
   return fields;
@@ -271,6 +210,6 @@ function toSource(row: Record<string, string>): Source {
     reference: row.reference ?? '',
     connection_id: row.connection_id ?? '',
     // Sources stored before schedules existed sync weekly, like new ones.
-    refresh: (row.refresh ?? (isSyncable(row.type as SourceType) ? 'weekly' : '')) as Refresh | '',
+    refresh: (row.refresh ?? refreshFor(row.type as SourceType)) as Refresh | '',
   };
 }

@@ -1,23 +1,18 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { EVENT_NAMES, type EventName, type Webhook, type WebhookWithSecret } from '../contract/webhook.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
-import { assertPublicDestination, NOT_PUBLIC_URL, systemEgress, type Egress } from '../net/ssrf-guard.ts';
+import type { EventName } from '../contract/webhook.ts';
+import { NotFoundError } from '../errors.ts';
+import { systemEgress, type Egress } from '../net/ssrf-guard.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-
-// A webhook goes to the dashboard as it is stored, secret included: the owner copies it into the
-// receiver. Creating one and rotating its secret answer `WebhookWithSecret`.
-export type { Webhook };
-
-/** What `webhook list` prints: never the secret. */
-export type WebhookView = Omit<Webhook, 'secret'>;
-
-/** `whsec_` + 32 random bytes, base64url. */
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
-}
+import {
+  checkWebhookEvents,
+  checkWebhookUrl,
+  generateWebhookSecret,
+  type Webhook,
+  type WebhookWithSecret,
+} from '../webhooks/webhook.ts';
 
 /** Webhook configuration per chatbot: URL (validated, public unless allowed), events, secret, active. */
 export class WebhookStore {
@@ -42,8 +37,8 @@ export class WebhookStore {
   }
 
   async create(chatbotId: string, rawUrl: string, rawEvents: string[]): Promise<WebhookWithSecret> {
-    const url = await this.checkUrl(rawUrl);
-    const events = checkEvents(rawEvents);
+    const url = await checkWebhookUrl(rawUrl, this.allowPrivate, this.egress);
+    const events = checkWebhookEvents(rawEvents);
     const id = randomUUID();
     const secret = generateWebhookSecret();
     await this.redis.set(this.keys.webhookOwner(id), chatbotId);
@@ -101,40 +96,6 @@ export class WebhookStore {
     await this.redis.hSet(this.keys.webhook(hook.chatbot_id, webhookId), 'active', active ? '1' : '0');
     return { ...hook, active };
   }
-
-  private async checkUrl(rawUrl: string): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(rawUrl);
-    } catch {
-      throw new ValidationError('url must be an absolute http or https URL.');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new ValidationError('url must be an absolute http or https URL.');
-    }
-    if (url.username || url.password) throw new ValidationError('url must not contain credentials.');
-    if (rawUrl.length > 2048) throw new ValidationError('url must be at most 2048 characters.');
-    try {
-      await assertPublicDestination(url, this.allowPrivate, this.egress);
-    } catch (error) {
-      throw new ValidationError(NOT_PUBLIC_URL, { cause: error });
-    }
-    return url.toString();
-  }
-}
-
-/** `webhook list`'s view: everything but the secret. */
-export function webhookView(hook: Webhook): WebhookView {
-  const { id, chatbot_id, url, events, active, created_at } = hook;
-  return { id, chatbot_id, url, events, active, created_at };
-}
-
-function checkEvents(raw: string[]): EventName[] {
-  const events = [...new Set(raw.map((e) => e.trim()).filter(Boolean))];
-  if (events.length === 0) throw new ValidationError(`events must name at least one of: ${EVENT_NAMES.join(', ')}.`);
-  const unknown = events.find((e) => !(EVENT_NAMES as readonly string[]).includes(e));
-  if (unknown) throw new ValidationError(`Unknown event ${unknown}; events are: ${EVENT_NAMES.join(', ')}.`);
-  return events as EventName[];
 }
 
 function toWebhook(row: Record<string, string>): Webhook {

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EventSink, WebhookEvent } from './webhook-event.ts';
 import type { DeliveryStore } from '../store/delivery-store.ts';
-import type { Webhook, WebhookStore } from '../store/webhook-store.ts';
+import type { WebhookStore } from '../store/webhook-store.ts';
+import type { Webhook } from './webhook.ts';
 
 /**
  * The event sink of every process: an event becomes one durable delivery per active webhook that

@@ -5,7 +5,8 @@ import { createServices } from '../../src/services.ts';
 import { generateApiKey } from '../../src/auth/api-key-token.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
-import { SOURCE_STATUSES, SOURCE_TYPES, SourceStore } from '../../src/store/source-store.ts';
+import { SOURCE_STATUSES, SOURCE_TYPES } from '../../src/sources/source.ts';
+import { SourceStore } from '../../src/store/source-store.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { maskVarying, rawRequest } from '../support/raw-http.ts';
 

@@ -3,7 +3,7 @@ import { startApp, type App } from '../../src/app.ts';
 import { fixedTimeClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { Source } from '../../src/store/source-store.ts';
+import type { Source } from '../../src/sources/source.ts';
 import { FakeDropbox } from '../fakes/fake-dropbox.ts';
 import { FakeOpenAiEmbeddings } from '../fakes/fake-openai-embeddings.ts';
 import { FakeSite, html } from '../ingest/fake-site.ts';
