@@ -41,6 +41,12 @@ export interface DispatcherDeps {
   logger: Logger;
 }
 
+/** One round of claimed deliveries: each webhook read once, the deliveries put back sent together. */
+interface Round {
+  hooks: Map<string, Promise<Webhook>>;
+  releases: Array<Promise<{ error: unknown } | undefined>>;
+}
+
 /**
  * The webhook dispatcher actor: owns delivery. It claims due deliveries from the Redis outbox (a
  * claim is a lease: a process that dies mid-attempt leaves the delivery due again, to be retried
@@ -110,13 +116,23 @@ export class WebhookDispatcher {
     if (free <= 0) return;
     const claimMs = this.options.timeoutMs + 5000;
     const claimed = await this.deps.deliveries.claim(free, claimMs, this.claimToken);
-    for (const delivery of claimed) await this.begin(delivery);
+    // Each webhook read once and the deliveries put back sent together: a round that claims many
+    // deliveries to one busy receiver costs a few round trips, not two per delivery (the round is
+    // the actor's turn, so its cost bounds how many attempts start per second).
+    const round: Round = { hooks: new Map(), releases: [] };
+    for (const delivery of claimed) await this.begin(delivery, round);
+    // A release that failed fails the round, as it would have alone (the actor logs it and resumes;
+    // the claim lapses and the delivery is due again).
+    const failure = (await Promise.all(round.releases)).find((outcome) => outcome !== undefined);
+    if (failure) throw failure.error;
   }
 
-  private async begin(delivery: ClaimedDelivery): Promise<void> {
+  private async begin(delivery: ClaimedDelivery, round: Round): Promise<void> {
     let hook: Webhook;
     try {
-      hook = await this.deps.webhooks.get(delivery.webhookId);
+      let reading = round.hooks.get(delivery.webhookId);
+      if (!reading) round.hooks.set(delivery.webhookId, (reading = this.deps.webhooks.get(delivery.webhookId)));
+      hook = await reading;
     } catch (error) {
       if (error instanceof NotFoundError) {
         await this.giveUp(delivery, 'webhook was deleted');
@@ -125,7 +141,7 @@ export class WebhookDispatcher {
       // A passing failure (Redis unreachable, say) is no verdict on the delivery: it goes back to the
       // queue unattempted, and the error surfaces in the log.
       this.deps.logger.warn({ err: error, delivery_id: delivery.id }, 'webhook not read; delivery tried again later');
-      await this.deps.deliveries.release(delivery, this.deps.clock.nowMicros() + this.options.pollMs * 1000);
+      round.releases.push(this.release(delivery));
       return;
     }
     if (!hook.active) {
@@ -136,7 +152,7 @@ export class WebhookDispatcher {
     const busy = this.perDestination.get(destination) ?? 0;
     if (busy >= this.options.destinationConcurrency || this.ordering.has(delivery.orderKey)) {
       // Not now: back to the queue, unattempted, for a later poll.
-      await this.deps.deliveries.release(delivery, this.deps.clock.nowMicros() + this.options.pollMs * 1000);
+      round.releases.push(this.release(delivery));
       return;
     }
     this.running += 1;
@@ -150,6 +166,18 @@ export class WebhookDispatcher {
         this.finished.push({ delivery, destination, result });
         nact.dispatch(this.actor, { type: 'sent' });
       });
+  }
+
+  /**
+   * Back to the queue, unattempted, due at the next poll. Settles with the failure rather than
+   * rejecting: the round awaits it only after its other deliveries.
+   */
+  private release(delivery: ClaimedDelivery): Promise<{ error: unknown } | undefined> {
+    const at = this.deps.clock.nowMicros() + this.options.pollMs * 1000;
+    return this.deps.deliveries.release(delivery, at).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
   }
 
   private async recordFinished(): Promise<void> {

@@ -203,3 +203,56 @@ t.test('a passing error reading the webhook retries the delivery; only a deleted
   t.equal(looked.length, 6, 'no poll once stopped');
   t.equal(clock.pending, 0);
 });
+
+t.test('a round to one busy receiver reads its webhook once and puts back together what cannot start', async (t) => {
+  const clock = new SimulatedClock();
+  const keys = new RedisKeys(`round-${crypto.randomUUID()}:`);
+  const webhooks = new WebhookStore(redis, keys, clock, true);
+  let reads = 0;
+  const counted = Object.create(webhooks) as WebhookStore;
+  counted.get = (id) => {
+    reads += 1;
+    return webhooks.get(id);
+  };
+  const deliveries = new DeliveryStore(redis, keys, clock, 30);
+  const { store, claims } = recordingClaims(deliveries);
+  const outbox = new WebhookOutbox(webhooks, deliveries, [60]);
+  const POLL_MS = 1_000_000_000;
+  const dispatcher = new WebhookDispatcher(
+    {
+      deliveries: store,
+      webhooks: counted,
+      sender: new WebhookSender({ timeoutMs: 2000, allowPrivate: true }),
+      clock,
+      logger: createLogger('silent'),
+    },
+    { retryDelays: [60], concurrency: 8, destinationConcurrency: 2, timeoutMs: 2000, pollMs: POLL_MS },
+  );
+  // The receiver holds every request: the two attempts the destination allows stay in flight.
+  receiver.answer = () => 'hang';
+  const received = receiver.received.length;
+  const chatbotId = crypto.randomUUID();
+  await webhooks.create(chatbotId, receiver.url, ['conversation.started']);
+  const t0 = clock.nowMicros();
+  for (let i = 0; i < 10; i += 1) {
+    await outbox.emit(
+      conversationStarted(
+        chatbotId,
+        { conversation_id: crypto.randomUUID(), session_id: `api-${i}`, source: 'api' },
+        t0,
+      ),
+    );
+  }
+  dispatcher.start();
+  t.teardown(() => dispatcher.stop());
+  await until(() => receiver.received.length === received + 2, 'two attempts in flight');
+  t.equal(claims[0]!.length, 8, 'the round claimed as many as the total concurrency allows');
+  t.equal(reads, 1, 'the webhook was read once for the round');
+  const due = await redis.zRangeWithScores(keys.deliveriesDue(), 0, -1);
+  const CLAIM_MS = 2000 + 5000;
+  t.same(
+    due.map((entry) => entry.score),
+    [t0, t0, ...Array<number>(2).fill(t0 + CLAIM_MS * 1000), ...Array<number>(6).fill(t0 + POLL_MS * 1000)],
+    'two never claimed, two claimed for their attempt, six put back for the next poll',
+  );
+});
