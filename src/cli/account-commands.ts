@@ -37,9 +37,11 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--user <id>', 'account id')
     .option('--hours <n>', 'how long the link works', '72')
     .action((opts: { user: string; hours: string }) =>
-      runCommand((s, { config }) =>
-        s.ownerAuth.invite(opts.user, config.PUBLIC_URL ?? `http://localhost:${config.PORT}`, Number(opts.hours)),
-      ),
+      runCommand(async (s, { config }) => {
+        // The gateways' address; the CLI's own settings only when no gateway has run on this Redis.
+        const base = (await s.gateways.linkBase()) ?? config.PUBLIC_URL ?? `http://localhost:${config.PORT}`;
+        return s.ownerAuth.invite(opts.user, base, Number(opts.hours));
+      }),
     );
 
   user

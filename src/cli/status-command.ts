@@ -2,8 +2,11 @@ import type { Command } from 'commander';
 import { systemClock } from '../clock.ts';
 import { embeddingStatusView } from '../views.ts';
 import { runCommand } from './cli-runtime.ts';
+import { diagnose } from './doctor.ts';
 
 /**
+ * `doctor`: what is misconfigured (see `diagnose`).
+ *
  * `status`: what the gateways are doing, read from Redis — how many run, the embedding space they
  * serve and a re-embedding into another one with its progress, and the ingestion queue.
  */
@@ -20,6 +23,20 @@ export function registerStatusCommand(program: Command): void {
           s.ingestion.state(systemClock.nowMicros()),
         ]);
         return { gateways, embeddings: embeddingStatusView(active, migration), ingestion };
+      }),
+    );
+  program
+    .command('doctor')
+    .description('what is misconfigured, and what to do about it')
+    .action(() =>
+      runCommand(async (s) => {
+        const [gateways, setup, accounts] = await Promise.all([
+          s.gateways.running(),
+          s.gateways.setup(),
+          s.accounts.list(),
+        ]);
+        const chatbots = (await Promise.all(accounts.map((account) => s.chatbots.listForUser(account.id)))).flat();
+        return diagnose({ gateways, setup, chatbots });
       }),
     );
 }

@@ -89,3 +89,9 @@ export async function closeGracefully(server: Server, graceMs: number): Promise<
   await closed;
   clearTimeout(timer);
 }
+
+/** The gateway's address as a link: a wildcard host (every interface) is reached on this machine as localhost. */
+export function listenUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}

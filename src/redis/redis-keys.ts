@@ -317,6 +317,10 @@ export class RedisKeys {
   gatewayPublicUrl(): string {
     return `${this.prefix}gateway-public-url`;
   }
+  /** What the gateway that started last is set up with (GatewaySetup, JSON), for `doctor`. */
+  gatewaySetup(): string {
+    return `${this.prefix}gateway-setup`;
+  }
   /** Whether the gateways crawl private addresses (`CRAWL_ALLOW_PRIVATE`), published for the CLI's checks. */
   gatewayCrawlAllowsPrivate(): string {
     return `${this.prefix}gateway-crawl-allow-private`;

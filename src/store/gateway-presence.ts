@@ -1,13 +1,23 @@
+import type { Provider } from '../chatbots/chatbot.ts';
 import type { Clock } from '../clock.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { ExpiringSet } from '../redis/expiring-set.ts';
 
+/** What a gateway is set up with, as `doctor` checks it: whether each thing is set, never a secret. */
+export interface GatewaySetup {
+  /** Whether the gateway can call each provider (an API key where the provider needs one). */
+  providers: Record<Provider, boolean>;
+  public_url: string | null;
+  /** Where it listens (`http://HOST:PORT`), the base of links when no PUBLIC_URL is published. */
+  listen_url: string;
+}
+
 /**
  * What the gateway processes tell the CLI: that they are running (each says so every few seconds,
  * in a sorted set scored by when its word lapses), so `source add --wait` can tell "queued, a gateway
- * will take it" from "no gateway is running"; the PUBLIC_URL they are reached at, from which the
- * CLI builds the links it prints; and whether they crawl private addresses, which decides the url
+ * will take it" from "no gateway is running"; the PUBLIC_URL they are reached at, or else where the
+ * last one started listens, from which the CLI builds the links it prints; and whether they crawl private addresses, which decides the url
  * sources the CLI accepts.
  */
 export class GatewayPresence {
@@ -47,6 +57,25 @@ export class GatewayPresence {
   /** The PUBLIC_URL the gateways published, if any did. */
   async publicUrl(): Promise<string | undefined> {
     return (await this.redis.get(this.keys.gatewayPublicUrl())) ?? undefined;
+  }
+
+  /**
+   * The base of links to a gateway: the published PUBLIC_URL, else where the last gateway to start
+   * listens; undefined when no gateway has run on this Redis.
+   */
+  async linkBase(): Promise<string | undefined> {
+    return (await this.publicUrl()) ?? (await this.setup())?.listen_url;
+  }
+
+  /** What this gateway is set up with, replacing what the last one to start published. */
+  async publishSetup(setup: GatewaySetup): Promise<void> {
+    await this.redis.set(this.keys.gatewaySetup(), JSON.stringify(setup));
+  }
+
+  /** What the last gateway to start was set up with; undefined when none has run on this Redis. */
+  async setup(): Promise<GatewaySetup | undefined> {
+    const value = await this.redis.get(this.keys.gatewaySetup());
+    return value === null ? undefined : (JSON.parse(value) as GatewaySetup);
   }
 
   /** Publishes the gateways' `CRAWL_ALLOW_PRIVATE`, which the CLI's url source check follows. */

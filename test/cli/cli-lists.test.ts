@@ -91,3 +91,68 @@ t.test('conversation list: newest activity first, escalated ones alone, a limit'
   );
   t.same(await runCli(['conversation', 'list', '--bot', crypto.randomUUID()], env), failure('Chatbot not found.'));
 });
+
+t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
+  // A namespace where no gateway has ever run.
+  t.same(await runCliJson(['doctor'], { ...env, REDIS_PREFIX: 'doctor:' }), {
+    ok: false,
+    checks: [
+      {
+        check: 'gateways',
+        status: 'problem',
+        detail: 'no gateway is running on this Redis: visitors get no answers and sources are not ingested',
+        fix: 'start one: npm start',
+      },
+      {
+        check: 'providers',
+        status: 'problem',
+        detail: 'no gateway has started on this Redis yet, so which LLM providers it can call is unknown',
+        fix: 'start one: npm start',
+      },
+    ],
+  });
+  // This file's gateway: an OpenAI key, no Gemini key, no PUBLIC_URL.
+  const user = await runCliJson(['user', 'create', '--email', 'doctor@example.com'], env);
+  const gem = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Gem', '--provider', 'gemini'], env);
+  const report = await runCliJson(['doctor'], env);
+  t.equal(report.ok, false);
+  t.same(report.checks[0], { check: 'gateways', status: 'ok', detail: '1 running' });
+  t.same(
+    report.checks.filter((finding: { detail: string }) => finding.detail.includes(gem.id)),
+    [
+      {
+        check: 'providers',
+        status: 'problem',
+        detail: `chatbot "Gem" (${gem.id}) answers with gemini, but the gateways have no GEMINI_API_KEY: its visitors read "LLM provider error."`,
+        fix: `set GEMINI_API_KEY for the gateways and restart them, or: switchboard bot update --bot ${gem.id} --provider <one they have>`,
+      },
+    ],
+  );
+  t.same(report.checks.at(-1), {
+    check: 'public_url',
+    status: 'warning',
+    detail:
+      'PUBLIC_URL is not set: a widget on an https site cannot reach the gateway, Telegram cannot send to its webhook, and OAuth connections cannot sign in',
+    fix: 'set PUBLIC_URL for the gateways to the https address they are reached at',
+  });
+  // Every chatbot on a provider the gateways can call, and a PUBLIC_URL: nothing to fix.
+  for (const account of await gw.app.services.accounts.list()) {
+    for (const bot of await gw.app.services.chatbots.listForUser(account.id)) {
+      if (bot.provider === 'gemini') await runCliJson(['bot', 'update', '--bot', bot.id, '--provider', 'chatgpt'], env);
+    }
+  }
+  const setup = await gw.app.services.gateways.setup();
+  await gw.app.services.gateways.publishSetup({ ...setup!, public_url: 'https://bots.example.com' });
+  t.same(await runCliJson(['doctor'], env), {
+    ok: true,
+    checks: [
+      { check: 'gateways', status: 'ok', detail: '1 running' },
+      {
+        check: 'providers',
+        status: 'ok',
+        detail: "every chatbot's provider can be called (the gateways have chatgpt, ollama)",
+      },
+      { check: 'public_url', status: 'ok', detail: 'https://bots.example.com' },
+    ],
+  });
+});

@@ -32,20 +32,21 @@ t.test('user password reads one line from a pipe; the owner signs in with it', a
   await DashboardClient.signIn(gw.baseUrl, { ...user, password: 'another long secret' });
 });
 
-t.test('user invite prints a one-time link based on PUBLIC_URL or localhost:PORT', async (t) => {
+t.test("user invite links to the gateways' PUBLIC_URL, else to where one listens, never the CLI's guess", async (t) => {
   const user = await runCliJson(['user', 'create', '--email', 'invited@example.com'], env);
-  const local = await runCliJson(['user', 'invite', '--user', user.id], { ...env, PORT: '9090' });
+  // The CLI's own PORT and PUBLIC_URL are not the gateway's: the gateway published where it listens.
+  const cliSettings = { ...env, PORT: '9090', PUBLIC_URL: 'https://not-the-gateway.example' };
+  const local = await runCliJson(['user', 'invite', '--user', user.id], cliSettings);
   t.same(Object.keys(local), ['user_id', 'email', 'url', 'expires_at']);
   t.equal(local.user_id, user.id);
   t.equal(local.email, 'invited@example.com');
-  t.match(local.url, new RegExp(`^http://localhost:9090/dashboard/#/invite/${user.id}\\.[A-Za-z0-9_-]{43}$`));
+  t.match(local.url, new RegExp(`^${gw.baseUrl}/dashboard/#/invite/${user.id}\\.[A-Za-z0-9_-]{43}$`));
   const hoursLeft = (Date.parse(local.expires_at.replace(/(\.\d{3})\d{3}/, '$1')) - Date.now()) / 3_600_000;
   t.ok(hoursLeft > 71.9 && hoursLeft <= 72, `expires in 72 hours (${hoursLeft})`);
 
-  const published = await runCliJson(['user', 'invite', '--user', user.id, '--hours', '2'], {
-    ...env,
-    PUBLIC_URL: 'https://bots.example.com',
-  });
+  // What a gateway started with PUBLIC_URL publishes.
+  await gw.app.services.gateways.publishUrl('https://bots.example.com');
+  const published = await runCliJson(['user', 'invite', '--user', user.id, '--hours', '2'], cliSettings);
   t.match(published.url, /^https:\/\/bots\.example\.com\/dashboard\/#\/invite\//);
   const client = new DashboardClient(gw.baseUrl);
   const stale = await client.post('/dashboard/api/invite', {
@@ -64,6 +65,17 @@ t.test('user invite prints a one-time link based on PUBLIC_URL or localhost:PORT
     failure('hours must be a whole number from 1 to 720.'),
   );
   t.same(await runCli(['user', 'invite', '--user', crypto.randomUUID()], env), failure('User not found.'));
+
+  // No gateway has run on this Redis (a namespace of its own): the CLI's PUBLIC_URL, else localhost:PORT.
+  const alone = { ...env, REDIS_PREFIX: 'alone:' };
+  const lonely = await runCliJson(['user', 'create', '--email', 'alone@example.com'], alone);
+  const guessed = await runCliJson(['user', 'invite', '--user', lonely.id], { ...alone, PORT: '9090' });
+  t.match(guessed.url, /^http:\/\/localhost:9090\/dashboard\/#\/invite\//);
+  const configured = await runCliJson(['user', 'invite', '--user', lonely.id], {
+    ...alone,
+    PUBLIC_URL: 'https://cli.example',
+  });
+  t.match(configured.url, /^https:\/\/cli\.example\/dashboard\/#\/invite\//);
 });
 
 t.test('bot update changes a chatbot under the create rules', async (t) => {

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'restify';
 import t from 'tap';
-import { closeGracefully, createHttpServer, listen } from '../../src/http/http-server.ts';
+import { closeGracefully, createHttpServer, listen, listenUrl } from '../../src/http/http-server.ts';
 import { createLogger } from '../../src/logger.ts';
 
 t.test('graceful close lets an in-flight request finish and refuses new connections', async (t) => {
@@ -41,4 +41,23 @@ t.test('a handler that throws gets 500 {"detail"} and the server keeps serving',
   t.equal(fine.status, 200);
   t.equal(lines.length, 1);
   t.match(JSON.parse(lines[0]!), { level: 50, msg: 'request failed', err: { message: 'kaboom' } });
+});
+
+t.test('the address a gateway publishes for links: a wildcard host is localhost, IPv6 in brackets', async (t) => {
+  t.same(
+    [
+      listenUrl('0.0.0.0', 8080),
+      listenUrl('::', 8080),
+      listenUrl('127.0.0.1', 18080),
+      listenUrl('::1', 18080),
+      listenUrl('gw.internal', 80),
+    ],
+    [
+      'http://localhost:8080',
+      'http://localhost:8080',
+      'http://127.0.0.1:18080',
+      'http://[::1]:18080',
+      'http://gw.internal:80',
+    ],
+  );
 });
