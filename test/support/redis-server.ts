@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,8 +12,28 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-/** A free TCP port on loopback, as the kernel hands it out. */
+/** Where freePort looks: above the well-known services' ports (6379 among them). */
+const LOWEST_PORT = 10_000;
+
+/**
+ * A free TCP port on loopback for a server that needs its port before it starts (a redis-server, a
+ * gateway whose PUBLIC_URL names it), chosen at random below the kernel's ephemeral range. A port the
+ * kernel hands out for `listen(0)` is also one it hands out for outgoing connections: with test files
+ * running side by side and making thousands of loopback connections, one of them could take the port
+ * between this check and the server's bind.
+ */
 export async function freePort(): Promise<number> {
+  const ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  if (!(ephemeralLow > LOWEST_PORT + 1000)) return kernelPort();
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (ephemeralLow - LOWEST_PORT));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port between ${LOWEST_PORT} and ${ephemeralLow}`);
+}
+
+/** A port as the kernel hands it out for `listen(0)`. */
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -22,6 +42,14 @@ export async function freePort(): Promise<number> {
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
     });
+  });
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
