@@ -58,7 +58,7 @@ export function diagnose(input: DoctorInput): { ok: boolean; checks: Finding[] }
     checks.push({
       check: 'providers',
       status: 'problem',
-      detail: `chatbot "${bot.name}" (${bot.id}) answers with ${bot.provider}, but the gateways have no ${setting}: its visitors read "LLM provider error."`,
+      detail: `chatbot "${bot.name}" (${bot.id}) answers with ${bot.provider}, but the gateways have no ${setting}: its visitors get its fallback message and API calls "LLM provider error."`,
       fix: `set ${setting} for the gateways and restart them, or: switchboard bot update --bot ${bot.id} --provider <one they have>`,
     });
   }

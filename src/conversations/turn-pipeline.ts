@@ -132,12 +132,19 @@ export class TurnPipeline {
   }
 
   /**
-   * Stores what the generation produced (nothing, on failure) and ends the turn, announcing a stored
+   * Stores what the generation produced (nothing on failure; in a chat, the fallback message when the
+   * provider call failed) and ends the turn, announcing a stored
    * reply to the agents and applying the fallback-streak rule; resolves with what the requester is
    * told: `silent` when a takeover meanwhile discarded the reply.
    */
   async store(message: InboundMessage, token: string, generation: Generation): Promise<TurnOutcome> {
     const { chatbot, sessionId } = message;
+    if (generation.kind === 'llm-failed' && message.channel !== 'api') {
+      // A visitor in a chat (the widget, Telegram, WhatsApp) gets the chatbot's fallback message, as
+      // for an empty answer, rather than an error; the REST API keeps SPEC's 500.
+      this.deps.logger.error({ err: generation.error, chatbot_id: chatbot.id }, 'LLM provider failed');
+      generation = { kind: 'reply', text: '', metrics: generation.metrics };
+    }
     if (generation.kind !== 'reply') {
       const llm = generation.kind === 'llm-failed';
       this.deps.logger.error(

@@ -123,7 +123,7 @@ t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
       {
         check: 'providers',
         status: 'problem',
-        detail: `chatbot "Gem" (${gem.id}) answers with gemini, but the gateways have no GEMINI_API_KEY: its visitors read "LLM provider error."`,
+        detail: `chatbot "Gem" (${gem.id}) answers with gemini, but the gateways have no GEMINI_API_KEY: its visitors get its fallback message and API calls "LLM provider error."`,
         fix: `set GEMINI_API_KEY for the gateways and restart them, or: switchboard bot update --bot ${gem.id} --provider <one they have>`,
       },
     ],

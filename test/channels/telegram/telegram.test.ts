@@ -263,6 +263,25 @@ t.test('a message over 4,000 characters is refused with the same rule as on ever
   );
 });
 
+t.test('the provider failing: the chat gets the fallback message, stored as the reply', async (t) => {
+  const { bot, token, secret } = await connected('Unlucky');
+  openai.behaviour = () => ({ status: 500 });
+  t.teardown(() => {
+    openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}` });
+  });
+  await post(bot.id, secret, textUpdate(nextUpdate++, 1301, 'are you there?'));
+  await until(() => sent(token).length === 1, 'the fallback message');
+  t.same(sent(token), [[1301, bot.fallback_message]]);
+  const transcript = await services.conversations.transcript(bot.id, 'tg_1301');
+  t.same(
+    transcript.messages.map((m) => [m.role, m.content]),
+    [
+      ['user', 'are you there?'],
+      ['assistant', bot.fallback_message],
+    ],
+  );
+});
+
 t.test('polling mode: one gateway polls, updates are answered, disconnect stops it', async (t) => {
   const bot = await services.chatbots.create(owner.user.id, { name: 'Poller' });
   const token = telegram.addBot('poller_bot');

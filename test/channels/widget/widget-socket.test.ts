@@ -235,11 +235,20 @@ t.test('a paused chatbot answers with a notice and does not call the LLM', async
   await client.close();
 });
 
-t.test('the provider failing reaches the visitor as an error frame', async (t) => {
+t.test('the provider failing: the visitor gets the fallback message, stored as the reply', async (t) => {
   openai.behaviour = () => ({ status: 500 });
-  const { client } = await open();
+  const { client, ready } = await open();
   client.send({ type: 'message', content: 'hello' });
-  t.same(await client.next('error'), { type: 'error', detail: 'LLM provider error.' });
+  const reply = await client.next('message');
+  t.same(reply, { type: 'message', role: 'assistant', content: bot.fallback_message, created_at: reply.created_at });
+  const transcript = await services.conversations.transcript(bot.id, ready.session_id);
+  t.same(
+    transcript.messages.map((m) => [m.role, m.content]),
+    [
+      ['user', 'hello'],
+      ['assistant', bot.fallback_message],
+    ],
+  );
   await client.close();
 });
 
