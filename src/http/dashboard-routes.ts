@@ -1,5 +1,5 @@
 import { registerDashboardConnectionRoutes } from './dashboard-connection-routes.ts';
-import type { Request, Response, Server } from 'restify';
+import type { Next, Request, Response, Server } from 'restify';
 import type { Clock } from '../clock.ts';
 import { OwnedResources } from '../dashboard/owned-resources.ts';
 import type { TrustedProxies } from '../net/trusted-proxies.ts';
@@ -77,6 +77,12 @@ export function registerDashboard(server: Server, deps: DashboardDeps): void {
   registerDashboardChannelRoutes(server, api);
   registerDashboardDeveloperRoutes(server, api);
 
+  // The gateway's root is where a new owner first looks: it leads to the dashboard.
+  server.get('/', (_req: Request, res: Response, next: Next) => {
+    res.writeHead(302, { Location: '/dashboard', 'Content-Length': 0, 'Cache-Control': 'no-cache' });
+    res.end();
+    next(false);
+  });
   const html = { contentType: 'text/html; charset=utf-8', csp: DASHBOARD_POLICY };
   serveWebFile(server, '/dashboard', new URL('index.html', WEB), html);
   serveWebFile(server, '/dashboard/app.css', new URL('dashboard.css', WEB), { contentType: 'text/css; charset=utf-8' });

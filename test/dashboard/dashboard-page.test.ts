@@ -33,6 +33,15 @@ t.test('the page is served with a strict Content-Security-Policy', async (t) => 
   t.equal((await fetch(`${gw.baseUrl}/dashboard/`)).status, 200, 'with a trailing slash too (invitation links)');
 });
 
+t.test("the gateway's root leads to the dashboard", async (t) => {
+  const res = await fetch(`${gw.baseUrl}/`, { redirect: 'manual' });
+  t.equal(res.status, 302);
+  t.same(
+    { location: res.headers.get('location'), cache: res.headers.get('cache-control'), body: await res.text() },
+    { location: '/dashboard', cache: 'no-cache', body: '' },
+  );
+});
+
 t.test('the script is one small bundle, revalidated by ETag; the stylesheet is served as CSS', async (t) => {
   const res = await fetch(`${gw.baseUrl}/dashboard/app.js`);
   t.equal(res.status, 200);
