@@ -245,8 +245,8 @@ t.test('a successful call records last_used_at on the key', async (t) => {
 t.test('unknown routes and wrong methods answer {"detail"}', async (t) => {
   const unknown = await get('/api/v1/nothing-here');
   t.same([unknown.status, unknown.body], [404, { detail: 'Not Found' }]);
-  const root = await get('/');
-  t.same([root.status, root.body], [404, { detail: 'Not Found' }]);
+  const root = await fetch(`${gw.baseUrl}/`, { redirect: 'manual' });
+  t.same([root.status, root.headers.get('location')], [302, '/dashboard'], 'the root leads to the dashboard');
   const wrong = await fetch(`${gw.baseUrl}/api/v1/chatbots`, { method: 'DELETE' });
   t.equal(wrong.status, 405);
   t.same(await wrong.json(), { detail: 'Method Not Allowed' });
