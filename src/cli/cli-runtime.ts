@@ -1,11 +1,13 @@
+import type { Command } from 'commander';
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, NotFoundError } from '../errors.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { SearchEngineUnavailableError } from '../rag/retrieval-setup.ts';
 import { createServices, type Services } from '../services.ts';
 import { ManagedRedisError } from '../redis/managed-redis.ts';
 import { openRedis, RedisUnreachableError, type RedisClient } from '../redis/redis-client.ts';
+import { isUuid } from '../uuid.ts';
 
 /** What a command may need beyond the service layer. */
 export interface CommandContext {
@@ -17,6 +19,35 @@ export interface CommandContext {
 /** A command failed in a way the operator can act on; the message is printed as is. */
 export class CliError extends Error {
   override name = 'CliError';
+}
+
+/** A `--bot` given by name rather than id, resolved once Redis is open (see acceptChatbotNames). */
+let chatbotName: { command: Command; name: string } | undefined;
+
+/**
+ * Lets every command's `--bot` take a chatbot's name or slug (compared case-insensitively) instead of
+ * its id, when exactly one live chatbot has it: the name is looked up before the command runs, and
+ * the command sees the id. Several chatbots with the name are refused with their ids.
+ */
+export function acceptChatbotNames(program: Command): void {
+  program.hook('preAction', (_program, command) => {
+    const bot: unknown = command.getOptionValue('bot');
+    if (typeof bot === 'string' && !isUuid(bot)) chatbotName = { command, name: bot };
+  });
+}
+
+async function chatbotNamed(s: Services, name: string): Promise<string> {
+  const wanted = name.trim().toLowerCase();
+  const owners = await s.accounts.list();
+  const chatbots = (await Promise.all(owners.map((owner) => s.chatbots.listForUser(owner.id))))
+    .flat()
+    .filter((chatbot) => chatbot.name.toLowerCase() === wanted || chatbot.slug === wanted);
+  if (chatbots.length === 0) throw new NotFoundError('Chatbot not found.');
+  if (chatbots.length > 1) {
+    const ids = chatbots.map((chatbot) => chatbot.id).join(', ');
+    throw new CliError(`${chatbots.length} chatbots are named "${name}": give --bot the id of one (${ids})`);
+  }
+  return chatbots[0]!.id;
 }
 
 /**
@@ -33,6 +64,7 @@ export async function runCommand(
     const handle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
     try {
       const services = createServices(handle.redis, config, systemClock, logger);
+      if (chatbotName) chatbotName.command.setOptionValue('bot', await chatbotNamed(services, chatbotName.name));
       const result = await action(services, { redis: handle.redis, config, logger });
       process.stdout.write(`${JSON.stringify(result)}\n`);
     } finally {

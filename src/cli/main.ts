@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerAccountCommands } from './account-commands.ts';
 import { registerAgentCommands } from './agent-commands.ts';
+import { acceptChatbotNames } from './cli-runtime.ts';
 import { registerChannelCommands } from './channel-commands.ts';
 import { registerChatbotCommands } from './chatbot-commands.ts';
 import { registerConnectionCommands } from './connection-commands.ts';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerAgentCommands(program);
   registerChannelCommands(program);
   registerStatusCommand(program);
+  acceptChatbotNames(program);
   return program;
 }
 

@@ -156,3 +156,19 @@ t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
     ],
   });
 });
+
+t.test('--bot takes a chatbot name or slug where exactly one chatbot has it', async (t) => {
+  const user = await runCliJson(['user', 'create', '--email', 'names@example.com'], env);
+  const bot = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Cake Shop Helper'], env);
+  const paused = await runCliJson(['bot', 'pause', '--bot', 'cake shop helper'], env);
+  t.same([paused.id, paused.is_active], [bot.id, false]);
+  t.same(await runCliJson(['lead', 'list', '--bot', 'cake-shop-helper'], env), []);
+  const other = await runCliJson(['user', 'create', '--email', 'names-2@example.com'], env);
+  const twin = await runCliJson(['bot', 'create', '--user', other.id, '--name', 'Cake Shop Helper'], env);
+  t.same(
+    await runCli(['bot', 'resume', '--bot', 'Cake Shop Helper'], env),
+    failure(`2 chatbots are named "Cake Shop Helper": give --bot the id of one (${twin.id}, ${bot.id})`),
+  );
+  t.equal((await runCliJson(['bot', 'resume', '--bot', bot.id], env)).is_active, true, 'ids work as before');
+  t.same(await runCli(['lead', 'list', '--bot', 'No Such Bot'], env), failure('Chatbot not found.'));
+});
