@@ -223,6 +223,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       providers: { chatgpt: Boolean(config.OPENAI_API_KEY), gemini: Boolean(config.GEMINI_API_KEY), ollama: true },
       public_url: config.PUBLIC_URL ?? null,
       listen_url: listenUrl(config.HOST, port),
+      default_plan: config.DEFAULT_PLAN,
     });
     return {
       port,

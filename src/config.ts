@@ -73,6 +73,8 @@ const schema = z.object({
   LLM_TIMEOUT_MS: positiveInt.default(60_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
   PLAN_QUOTAS: planQuotas.default({ free: 100, hobby: 2000, standard: 10000, scale: 40000 }),
+  /** The plan of an account created without one (`user create` without `--plan`). */
+  DEFAULT_PLAN: z.string().min(1).default('free'),
   CONVERSATION_IDLE_MS: positiveInt.default(600_000),
   /**
    * How long a gateway holds a conversation while it works on a turn (renewed every third of it); a
@@ -188,6 +190,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (!('scale' in result.data.PLAN_QUOTAS)) {
     throw new ConfigError('Invalid PLAN_QUOTAS: must define the scale plan');
+  }
+  // Checked only when set: PLAN_QUOTAS without a free plan stays valid, as before DEFAULT_PLAN.
+  if ('DEFAULT_PLAN' in present && !(result.data.DEFAULT_PLAN in result.data.PLAN_QUOTAS)) {
+    const plans = Object.keys(result.data.PLAN_QUOTAS).join(', ');
+    throw new ConfigError(`Invalid DEFAULT_PLAN: must be one of the plans of PLAN_QUOTAS (${plans})`);
   }
   return result.data;
 }

@@ -45,6 +45,10 @@ t.test('a bad value stops with a message that names the variable', async (t) => 
     [{ REDIS_URL: 'http://x' }, /^Invalid REDIS_URL: must use redis or rediss$/],
     [{ PLAN_QUOTAS: 'free:1' }, /^Invalid PLAN_QUOTAS: "free:1" is not plan=amount$/],
     [{ PLAN_QUOTAS: 'free=1' }, /^Invalid PLAN_QUOTAS: must define the scale plan$/],
+    [
+      { DEFAULT_PLAN: 'gold' },
+      /^Invalid DEFAULT_PLAN: must be one of the plans of PLAN_QUOTAS \(free, hobby, standard, scale\)$/,
+    ],
     [{ SEARCH_ENGINE: 'elastic' }, /^Invalid SEARCH_ENGINE: /],
     [{ CRAWL_ALLOW_PRIVATE: 'yes' }, /^Invalid CRAWL_ALLOW_PRIVATE: /],
     [{ EMBEDDINGS: 'cohere:x' }, /^Invalid EMBEDDINGS: must be local, openai:<model>/],

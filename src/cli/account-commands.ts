@@ -10,8 +10,14 @@ export function registerAccountCommands(program: Command): void {
   user
     .command('create')
     .requiredOption('--email <email>', 'account email address')
-    .option('--plan <plan>', 'plan name (see PLAN_QUOTAS)', 'free')
-    .action((opts: { email: string; plan: string }) => runCommand((s) => s.accounts.create(opts.email, opts.plan)));
+    .option('--plan <plan>', "plan name (see PLAN_QUOTAS; default: the gateways' DEFAULT_PLAN)")
+    .action((opts: { email: string; plan?: string }) =>
+      runCommand(async (s, { config }) => {
+        // The gateways' default; the CLI's own only when no gateway has run on this Redis.
+        const plan = opts.plan ?? (await s.gateways.setup())?.default_plan ?? config.DEFAULT_PLAN;
+        return s.accounts.create(opts.email, plan);
+      }),
+    );
   user
     .command('list')
     .description('every owner account, newest first')

@@ -11,6 +11,8 @@ export interface GatewaySetup {
   public_url: string | null;
   /** Where it listens (`http://HOST:PORT`), the base of links when no PUBLIC_URL is published. */
   listen_url: string;
+  /** `DEFAULT_PLAN`: the plan of an account created without one. */
+  default_plan: string;
 }
 
 /**

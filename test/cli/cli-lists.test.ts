@@ -172,3 +172,33 @@ t.test('--bot takes a chatbot name or slug where exactly one chatbot has it', as
   t.equal((await runCliJson(['bot', 'resume', '--bot', bot.id], env)).is_active, true, 'ids work as before');
   t.same(await runCli(['lead', 'list', '--bot', 'No Such Bot'], env), failure('Chatbot not found.'));
 });
+
+t.test(
+  "user create without --plan: the gateways' DEFAULT_PLAN, the CLI's own only before any gateway ran",
+  async (t) => {
+    const made = await runCliJson(['user', 'create', '--email', 'plain@example.com'], {
+      ...env,
+      DEFAULT_PLAN: 'scale',
+    });
+    t.equal(made.plan, 'free', "this file's gateway runs with the default, and it decides");
+    const setup = await gw.app.services.gateways.setup();
+    await gw.app.services.gateways.publishSetup({ ...setup!, default_plan: 'hobby' });
+    t.equal((await runCliJson(['user', 'create', '--email', 'hobbyist@example.com'], env)).plan, 'hobby');
+    t.equal(
+      (await runCliJson(['user', 'create', '--email', 'big@example.com', '--plan', 'scale'], env)).plan,
+      'scale',
+      '--plan wins',
+    );
+    await gw.app.services.gateways.publishSetup(setup!);
+    const alone = { ...env, REDIS_PREFIX: 'plans:' };
+    t.equal((await runCliJson(['user', 'create', '--email', 'a@example.com'], alone)).plan, 'free');
+    t.equal(
+      (await runCliJson(['user', 'create', '--email', 'b@example.com'], { ...alone, DEFAULT_PLAN: 'standard' })).plan,
+      'standard',
+    );
+    t.same(
+      await runCli(['user', 'create', '--email', 'c@example.com'], { ...alone, DEFAULT_PLAN: 'gold' }),
+      failure('Invalid DEFAULT_PLAN: must be one of the plans of PLAN_QUOTAS (free, hobby, standard, scale)'),
+    );
+  },
+);
