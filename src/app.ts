@@ -9,7 +9,8 @@ import { systemClock, type Clock } from './clock.ts';
 import { TurnPipeline } from './conversations/turn-pipeline.ts';
 import type { Config } from './config.ts';
 import type { EventSink } from './webhooks/webhook-event.ts';
-import { closeGracefully, createHttpServer, listen, listenUrl } from './http/http-server.ts';
+import { closeGracefully, createHttpServer, listen } from './http/http-server.ts';
+import { gatewaySetup } from './startup.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerPublicApi } from './http/public-api.ts';
 import { SocketServer } from './http/socket-server.ts';
@@ -218,13 +219,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     // The CLI derives the links it prints (an invite, an OAuth sign-in) from the gateways' address,
     // not its own configuration.
     if (config.PUBLIC_URL) await services.gateways.publishUrl(config.PUBLIC_URL);
-    await services.gateways.publishSetup({
-      // Ollama needs no key: its host has a default.
-      providers: { chatgpt: Boolean(config.OPENAI_API_KEY), gemini: Boolean(config.GEMINI_API_KEY), ollama: true },
-      public_url: config.PUBLIC_URL ?? null,
-      listen_url: listenUrl(config.HOST, port),
-      default_plan: config.DEFAULT_PLAN,
-    });
+    await services.gateways.publishSetup(gatewaySetup(config, port));
     return {
       port,
       http: server,

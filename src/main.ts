@@ -5,6 +5,7 @@ import { createLogger } from './logger.ts';
 import { UnservableEmbeddingSpaceError } from './rag/retrieval-setup.ts';
 import { ManagedRedisError } from './redis/managed-redis.ts';
 import { RedisUnreachableError } from './redis/redis-client.ts';
+import { gatewaySetup, startupBanner, startupFacts } from './startup.ts';
 
 /** Starts the gateway and stops it cleanly on SIGTERM / SIGINT. */
 export async function serve(): Promise<void> {
@@ -34,6 +35,10 @@ export async function serve(): Promise<void> {
     }
     throw error;
   }
+  // Where to go next: for a person at a terminal in words, for a log collector as one line.
+  const facts = startupFacts(config, gatewaySetup(config, app.port));
+  if (process.stdout.isTTY) process.stdout.write(startupBanner(facts));
+  else logger.info(facts, 'gateway ready');
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -37,6 +37,26 @@ t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a ke
       (l) => l.msg === 'request' && l.req_id === requestId && l.status === 200 && l.path === '/api/v1/chatbots',
     ),
   );
+  const ready = lines.find((l) => l.msg === 'gateway ready');
+  t.same(
+    ready && {
+      dashboard: ready.dashboard,
+      api: ready.api,
+      widget_script: ready.widget_script,
+      providers: ready.providers,
+      embeddings: ready.embeddings,
+      data: ready.data,
+    },
+    {
+      dashboard: `${gw.baseUrl}/dashboard`,
+      api: `${gw.baseUrl}/api/v1`,
+      widget_script: `${gw.baseUrl}/widget.js`,
+      providers: { chatgpt: false, gemini: false, ollama: true },
+      embeddings: 'local',
+      data: `Redis at 127.0.0.1:${redis.port}`,
+    },
+    'off a terminal, where to go next is one log line',
+  );
   const shutdown = lines.findIndex((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM');
   t.ok(shutdown >= 0);
   t.ok(lines.findIndex((l) => l.msg === 'gateway stopped') > shutdown);
