@@ -7,7 +7,6 @@ export function gatewaySetup(config: Config, port: number): GatewaySetup {
   return {
     // Ollama needs no key: its host has a default.
     providers: { chatgpt: Boolean(config.OPENAI_API_KEY), gemini: Boolean(config.GEMINI_API_KEY), ollama: true },
-    public_url: config.PUBLIC_URL ?? null,
     listen_url: listenUrl(config.HOST, port),
     default_plan: config.DEFAULT_PLAN,
   };
@@ -25,7 +24,7 @@ export interface StartupFacts {
 }
 
 export function startupFacts(config: Config, setup: GatewaySetup): StartupFacts {
-  const base = (setup.public_url ?? setup.listen_url).replace(/\/+$/, '');
+  const base = (config.PUBLIC_URL ?? setup.listen_url).replace(/\/+$/, '');
   const redis = config.REDIS_URL ? new URL(config.REDIS_URL) : undefined;
   return {
     dashboard: `${base}/dashboard`,

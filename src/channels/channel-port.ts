@@ -17,7 +17,7 @@ export type VisitorPush =
  * reloaded when a chatbot's connection to it changes (in any process), and handed what is for a
  * visitor of one of its sessions (an AI's or an agent's reply, typing, a notice, an escalation) to
  * hand over from this process, where it holds the visitor's connection (the widget's sockets here,
- * the WhatsApp socket it runs; Telegram's Bot API from any process). VisitorDelivery routes a push
+ * the WhatsApp socket or Telegram bot it runs). VisitorDelivery routes a push
  * to the process that can.
  */
 export interface ChannelPort {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Chatbot } from '../chatbots/chatbot.ts';
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DomainError, NotFoundError } from '../errors.ts';
@@ -36,12 +37,17 @@ export function acceptChatbotNames(program: Command): void {
   });
 }
 
+/** Every live chatbot of every owner: owners newest first, then each owner's newest first. */
+export async function everyChatbot(s: Services): Promise<Chatbot[]> {
+  const owners = await s.accounts.list();
+  return (await Promise.all(owners.map((owner) => s.chatbots.listForUser(owner.id)))).flat();
+}
+
 async function chatbotNamed(s: Services, name: string): Promise<string> {
   const wanted = name.trim().toLowerCase();
-  const owners = await s.accounts.list();
-  const chatbots = (await Promise.all(owners.map((owner) => s.chatbots.listForUser(owner.id))))
-    .flat()
-    .filter((chatbot) => chatbot.name.toLowerCase() === wanted || chatbot.slug === wanted);
+  const chatbots = (await everyChatbot(s)).filter(
+    (chatbot) => chatbot.name.toLowerCase() === wanted || chatbot.slug === wanted,
+  );
   if (chatbots.length === 0) throw new NotFoundError('Chatbot not found.');
   if (chatbots.length > 1) {
     const ids = chatbots.map((chatbot) => chatbot.id).join(', ');

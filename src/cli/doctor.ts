@@ -16,6 +16,8 @@ export interface DoctorInput {
   gateways: number;
   /** What the last gateway to start was set up with; undefined when none has run on this Redis. */
   setup: GatewaySetup | undefined;
+  /** The PUBLIC_URL the gateways published, if any did. */
+  publicUrl: string | undefined;
   chatbots: Array<Pick<Chatbot, 'id' | 'name' | 'provider'>>;
 }
 
@@ -71,8 +73,8 @@ export function diagnose(input: DoctorInput): { ok: boolean; checks: Finding[] }
     });
   }
   checks.push(
-    setup.public_url
-      ? { check: 'public_url', status: 'ok', detail: setup.public_url }
+    input.publicUrl
+      ? { check: 'public_url', status: 'ok', detail: input.publicUrl }
       : {
           check: 'public_url',
           status: 'warning',

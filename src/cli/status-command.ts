@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { systemClock } from '../clock.ts';
 import { embeddingStatusView } from '../views.ts';
-import { runCommand } from './cli-runtime.ts';
+import { everyChatbot, runCommand } from './cli-runtime.ts';
 import { diagnose } from './doctor.ts';
 
 /**
@@ -30,13 +30,13 @@ export function registerStatusCommand(program: Command): void {
     .description('what is misconfigured, and what to do about it')
     .action(() =>
       runCommand(async (s) => {
-        const [gateways, setup, accounts] = await Promise.all([
+        const [gateways, setup, publicUrl, chatbots] = await Promise.all([
           s.gateways.running(),
           s.gateways.setup(),
-          s.accounts.list(),
+          s.gateways.publicUrl(),
+          everyChatbot(s),
         ]);
-        const chatbots = (await Promise.all(accounts.map((account) => s.chatbots.listForUser(account.id)))).flat();
-        return diagnose({ gateways, setup, chatbots });
+        return diagnose({ gateways, setup, publicUrl, chatbots });
       }),
     );
 }

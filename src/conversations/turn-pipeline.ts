@@ -139,22 +139,21 @@ export class TurnPipeline {
    */
   async store(message: InboundMessage, token: string, generation: Generation): Promise<TurnOutcome> {
     const { chatbot, sessionId } = message;
-    if (generation.kind === 'llm-failed' && message.channel !== 'api') {
-      // A visitor in a chat (the widget, Telegram, WhatsApp) gets the chatbot's fallback message, as
-      // for an empty answer, rather than an error; the REST API keeps SPEC's 500.
-      this.deps.logger.error({ err: generation.error, chatbot_id: chatbot.id }, 'LLM provider failed');
-      generation = { kind: 'reply', text: '', metrics: generation.metrics };
-    }
     if (generation.kind !== 'reply') {
       const llm = generation.kind === 'llm-failed';
       this.deps.logger.error(
         { err: generation.error, chatbot_id: chatbot.id },
         llm ? 'LLM provider failed' : 'conversation turn failed',
       );
-      await this.release(message, token);
-      return { kind: 'failed', error: llm ? new ProviderError('LLM provider error.') : (generation.error as Error) };
+      // A visitor in a chat (the widget, Telegram, WhatsApp) whose provider failed gets the chatbot's
+      // fallback message, as for an empty answer; the REST API keeps SPEC's 500.
+      if (!llm || message.channel === 'api') {
+        await this.release(message, token);
+        return { kind: 'failed', error: llm ? new ProviderError('LLM provider error.') : (generation.error as Error) };
+      }
     }
-    const reply = generation.text.trim() ? generation.text : chatbot.fallback_message;
+    const text = generation.kind === 'reply' ? generation.text : '';
+    const reply = text.trim() ? text : chatbot.fallback_message;
     const end = await this.deps.conversations.endTurn(chatbot.id, sessionId, token, {
       role: 'assistant',
       content: reply,

@@ -8,7 +8,6 @@ import { ExpiringSet } from '../redis/expiring-set.ts';
 export interface GatewaySetup {
   /** Whether the gateway can call each provider (an API key where the provider needs one). */
   providers: Record<Provider, boolean>;
-  public_url: string | null;
   /** Where it listens (`http://HOST:PORT`), the base of links when no PUBLIC_URL is published. */
   listen_url: string;
   /** `DEFAULT_PLAN`: the plan of an account created without one. */

@@ -141,8 +141,7 @@ t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
       if (bot.provider === 'gemini') await runCliJson(['bot', 'update', '--bot', bot.id, '--provider', 'chatgpt'], env);
     }
   }
-  const setup = await gw.app.services.gateways.setup();
-  await gw.app.services.gateways.publishSetup({ ...setup!, public_url: 'https://bots.example.com' });
+  await gw.app.services.gateways.publishUrl('https://bots.example.com');
   t.same(await runCliJson(['doctor'], env), {
     ok: true,
     checks: [

@@ -13,7 +13,7 @@ import { LeaseKeeper } from '../lease-keeper.ts';
 import { PerKeyQueue } from '../per-key-queue.ts';
 import { telegramChatId, telegramWebhookPath } from './rules.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
-import { deliverToChat, retrying, TelegramOutbound, TelegramReplies } from './outbound.ts';
+import { deliverToChat, retrying, TelegramOutbound } from './outbound.ts';
 
 /** What the Telegram channel works with. */
 export interface TelegramDeps {
@@ -72,13 +72,10 @@ export class TelegramChannel implements ChannelPort {
   private readonly holder = randomUUID();
   private stopped = false;
   private readonly turns: TurnChannel;
-  /** For chatbots whose bot does not run here. */
-  private readonly replies: TelegramReplies;
 
   constructor(deps: TelegramDeps) {
     this.deps = deps;
     this.turns = { name: 'telegram', ...deps, typingRenewMs: TYPING_RENEW_MS };
-    this.replies = new TelegramReplies(deps.store, { apiRoot: deps.apiRoot });
   }
 
   /** Starts every connected chatbot's bot. */
@@ -99,12 +96,15 @@ export class TelegramChannel implements ChannelPort {
     });
   }
 
-  /** Through the chatbot's running bot when it runs here; else with its token read from Redis. */
+  /**
+   * Through the chatbot's bot when it runs here (a push signalled to every gateway: only the
+   * escalation, which a chat does not show). A push made elsewhere reaches Telegram directly through
+   * VisitorDelivery, which needs no running bot.
+   */
   async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
     const running = this.running.get(chatbotId);
     const chatId = telegramChatId(sessionId);
-    if (!running || chatId === undefined) return await this.replies.deliver(chatbotId, sessionId, push);
-    await deliverToChat(running.outbound, chatId, push);
+    if (running && chatId !== undefined) await deliverToChat(running.outbound, chatId, push);
   }
 
   async stop(): Promise<void> {
