@@ -20,6 +20,9 @@ COPY src/ src/
 COPY bin/ bin/
 COPY web/ web/
 COPY assets/ assets/
+# The OpenAPI document and the webhook JSON Schemas the gateway serves at /api/v1/.
+COPY docs/openapi.json docs/
+COPY docs/webhook-schemas/ docs/webhook-schemas/
 
 USER node
 EXPOSE 8080

@@ -129,6 +129,11 @@ function instantDeps(): TurnPipelineDeps {
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
     escalate: () => Promise.resolve(),
     feed: () => Promise.resolve(),
+    // The bench's turns are REST API turns, which never stream.
+    stream: () => {
+      throw new Error('API turns do not stream');
+    },
+    relevanceFloor: () => 0,
     relay: {
       register: () => Promise.resolve(),
       deliver: () => Promise.resolve(1),

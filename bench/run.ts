@@ -18,6 +18,8 @@ const BENCHMARKS = new Map<string, () => Promise<Benchmark>>([
   ['scale', () => import('./scale-benchmark.ts')],
   ['resync', () => import('./resync-benchmark.ts')],
   ['auth', () => import('./auth-benchmark.ts')],
+  ['stream', () => import('./stream-benchmark.ts')],
+  ['startup', () => import('./startup-benchmark.ts')],
 ]);
 
 const name = process.argv[2];

@@ -42,15 +42,16 @@ const HOST = '127.0.0.1';
 const NODE = fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url));
 
 /** A benchmark child as the parent holds it: its process, where it listens, what it wrote on stderr. */
-export interface Child {
+export interface Child<R = ChildReady> {
   process: ChildProcess;
-  ready: ChildReady;
+  /** The JSON line it printed once it listened. */
+  ready: R;
   /** The error line of what the child wrote on stderr (else its last line): why it failed, when it did. */
   lastError(): string;
 }
 
 /** Starts `script` under `node --expose-gc` with an IPC channel; resolves once it says where it listens. */
-export function startChild(script: string, env: Record<string, string>): Promise<Child> {
+export function startChild<R = ChildReady>(script: string, env: Record<string, string>): Promise<Child<R>> {
   const child = spawn(NODE, ['--expose-gc', script], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     env: { ...process.env, ...env },
@@ -66,7 +67,7 @@ export function startChild(script: string, env: Record<string, string>): Promise
       const [line = '', rest] = stdout.split('\n', 2);
       if (rest === undefined) return;
       try {
-        resolve({ process: child, ready: JSON.parse(line) as ChildReady, lastError });
+        resolve({ process: child, ready: JSON.parse(line) as R, lastError });
       } catch {
         child.kill('SIGKILL');
         reject(new Error(`${script.split('/').at(-1)} printed "${line}" instead of where it listens`));
@@ -96,7 +97,7 @@ export function measureChild(child: Child): Promise<ChildMeasurement> {
 }
 
 /** Asks the child to stop; kills it if it has not exited within 10 s. */
-export async function stopChild(child: Child): Promise<void> {
+export async function stopChild(child: Child<unknown>): Promise<void> {
   const proc = child.process;
   if (proc.exitCode !== null || proc.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));

@@ -2,7 +2,8 @@
  * The retrieval quality eval: the labelled questions of test/fixtures/eval/questions.json asked of
  * the chunks of test/fixtures/eval/corpus.jsonl three ways — BM25 alone, vector search alone (the
  * `local` embedder) and the in-process engine's hybrid search (both fused by Reciprocal Rank Fusion)
- * — scored by recall@5 and nDCG@10.
+ * — scored by recall@5 and nDCG@10. Every question, the out-of-scope ones too, also records the best
+ * relevance of the passages a turn would get (relevance-calibration.ts reads them).
  *
  * BM25 and vector search run on their own `Bm25Index` and `VectorIndex`, built exactly as the
  * in-process engine builds its own (BM25 over `bm25Terms`, the engine's default HNSW
@@ -14,7 +15,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Bm25Index } from '../src/rag/bm25-index.ts';
 import type { ChunkRecord } from '../src/rag/chunk.ts';
+import { CONTEXT_CHUNKS } from '../src/rag/hybrid-retriever.ts';
 import { bm25Terms, InProcessSearchEngine } from '../src/rag/in-process-search-engine.ts';
+import { bestRelevance } from '../src/rag/relevance-floor.ts';
+import type { HybridHit } from '../src/rag/search-engine.ts';
 import type { Embedder } from '../src/rag/embedder.ts';
 import { LocalEmbedder } from '../src/rag/local-embedder.ts';
 import { tokenize } from '../src/rag/text-tokenizer.ts';
@@ -47,7 +51,7 @@ export type Method = (typeof METHODS)[number];
 /** How deep each ranking is read: recall at RECALL_AT, nDCG at NDCG_AT. */
 export const RECALL_AT = 5;
 export const NDCG_AT = 10;
-const CHATBOT_ID = 'eval';
+export const CHATBOT_ID = 'eval';
 
 /** One line of corpus.jsonl. */
 export interface CorpusChunk {
@@ -63,9 +67,11 @@ export interface EvalQuestion {
   /**
    * The kind of question, the eval's split: `keyword` questions name the API (or share the rare
    * words: `lexical`); `paraphrase` ones describe the need in other words; `disambiguation` ones name
-   * one member of a family of near-duplicates; `conversational` ones are vague or misspelt.
+   * one member of a family of near-duplicates; `conversational` ones are vague or misspelt;
+   * `out-of-scope` ones (OUT_OF_SCOPE) are not answered by the corpus at all.
    */
   style: string;
+  /** Empty for an out-of-scope question, at least one chunk for any other. */
   relevant: Record<string, number>;
   /**
    * The sentence of a grade-2 chunk that answers the question, verbatim. A paraphrase question that
@@ -80,16 +86,29 @@ export interface Scores {
   ndcg: number;
 }
 
-/** One question's rankings (top NDCG_AT ids per method) and scores. */
-export interface QuestionResult {
+/** The split of questions that the corpus does not answer: they calibrate the relevance floor. */
+export const OUT_OF_SCOPE = 'out-of-scope';
+
+/** What a turn would get for a question: the best relevance among the hybrid top CONTEXT_CHUNKS. */
+export interface RelevanceResult {
   question: EvalQuestion;
+  bestRelevance: number;
+}
+
+/** One answerable question's rankings (top NDCG_AT ids per method), scores and relevance. */
+export interface QuestionResult extends RelevanceResult {
   ranked: Record<Method, string[]>;
   scores: Record<Method, Scores>;
+  /** Whether a chunk graded 2 is among the hybrid top CONTEXT_CHUNKS: the answer reaches the prompt. */
+  answerInContext: boolean;
 }
 
 export interface EvalResult {
+  /** The embedding space measured (the relevance floor is that space's). */
+  space: string;
   documents: number;
   chunks: number;
+  /** Answerable questions; the scores below are theirs. */
   questions: number;
   /** Candidates each method contributes to the hybrid fusion. */
   candidates: number;
@@ -100,6 +119,8 @@ export interface EvalResult {
   /** Mean scores per half of the questions (see `halfOf`), per method. */
   byHalf: Record<Half, { questions: number; scores: Record<Method, Scores> }>;
   perQuestion: QuestionResult[];
+  /** The out-of-scope questions' relevance. */
+  outOfScope: RelevanceResult[];
 }
 
 export interface EvalOptions {
@@ -108,8 +129,11 @@ export interface EvalOptions {
   /** The hybrid engine's `candidates` (default: the engine's own default). */
   candidates?: number;
   /** The embedder to measure (default: the `local` embedder). */
-  embedder?: Embedder & { vectorSearch: VectorSearchMethod };
+  embedder?: EvalEmbedder;
 }
+
+/** An embedder the eval can measure: it says how its vectors are searched. */
+export type EvalEmbedder = Embedder & { vectorSearch: VectorSearchMethod };
 
 /**
  * The two halves of the questions: `dev` (odd-numbered ids) is what retrieval settings are tuned on,
@@ -192,6 +216,12 @@ function checkLabels(questions: EvalQuestion[], chunks: ReadonlyMap<string, Corp
     if (ids.has(question.id)) throw new Error(`question id ${question.id} is used twice`);
     ids.add(question.id);
     const labelled = Object.entries(question.relevant);
+    if (question.style === OUT_OF_SCOPE) {
+      if (labelled.length > 0 || question.answer !== undefined) {
+        throw new Error(`out-of-scope question ${question.id} labels a chunk or an answer`);
+      }
+      continue;
+    }
     if (labelled.length === 0) throw new Error(`question ${question.id} has no relevant chunk`);
     for (const [id, grade] of labelled) {
       if (!chunkIds.has(id)) throw new Error(`question ${question.id} labels ${id}, which is not in the corpus`);
@@ -208,19 +238,25 @@ function checkLabels(questions: EvalQuestion[], chunks: ReadonlyMap<string, Corp
   }
 }
 
-/** Runs every question through BM25, vector search and hybrid search, and scores the rankings. */
-export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
-  const corpus = loadCorpus(options.corpusPath);
-  const questions = loadQuestions(options.questionsPath);
-  checkLabels(questions, new Map(corpus.map((chunk) => [chunk.id, chunk])));
+/** The three ways the eval searches a corpus, built as the in-process engine builds its own. */
+export interface Searchers {
+  bm25: Bm25Index;
+  vectors: VectorIndex;
+  engine: InProcessSearchEngine;
+  records: ChunkRecord[];
+}
 
-  const embedder = options.embedder ?? new LocalEmbedder();
+export async function buildSearchers(
+  corpus: CorpusChunk[],
+  embedder: EvalEmbedder,
+  candidates?: number,
+): Promise<Searchers> {
   // The vector index as the gateway builds it for this embedder.
   const vectorIndex = { method: embedder.vectorSearch };
   const engine = new InProcessSearchEngine({
     dimensions: embedder.dimensions,
     vectorIndex,
-    ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
+    ...(candidates === undefined ? {} : { candidates }),
   });
   const bm25 = new Bm25Index();
   const vectors = new VectorIndex({ ...vectorIndex, dimensions: embedder.dimensions });
@@ -243,37 +279,64 @@ export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
     vectors.add(record.id, record.embedding);
   }
   await engine.upsert(records);
+  return { bm25, vectors, engine, records };
+}
+
+/** One answerable question's rankings, scores and relevance, from its hybrid hits. */
+function scoreQuestion(question: EvalQuestion, embedding: Float32Array, hybridHits: HybridHit[], searchers: Searchers) {
+  const ranked: Record<Method, string[]> = {
+    bm25: searchers.bm25.search(tokenize(question.question), NDCG_AT).map((hit) => hit.id),
+    vector: searchers.vectors.search(embedding, NDCG_AT).map((hit) => hit.id),
+    hybrid: hybridHits.map((hit) => hit.chunk.id),
+  };
+  const scores = {} as Record<Method, Scores>;
+  for (const method of METHODS) {
+    scores[method] = {
+      recall: recallAt(ranked[method], question.relevant, RECALL_AT),
+      ndcg: ndcgAt(ranked[method], question.relevant, NDCG_AT),
+    };
+  }
+  const context = hybridHits.slice(0, CONTEXT_CHUNKS);
+  const answerInContext = context.some((hit) => question.relevant[hit.chunk.id] === 2);
+  return { question, ranked, scores, bestRelevance: bestRelevance(context), answerInContext };
+}
+
+/**
+ * Runs every question through BM25, vector search and hybrid search, and scores the rankings; the
+ * out-of-scope questions through hybrid search alone, for their relevance.
+ */
+export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
+  const corpus = loadCorpus(options.corpusPath);
+  const questions = loadQuestions(options.questionsPath);
+  checkLabels(questions, new Map(corpus.map((chunk) => [chunk.id, chunk])));
+  const embedder = options.embedder ?? new LocalEmbedder();
+  const searchers = await buildSearchers(corpus, embedder, options.candidates);
 
   const queryVectors = await embedder.embed(questions.map((question) => question.question));
   const perQuestion: QuestionResult[] = [];
+  const outOfScope: RelevanceResult[] = [];
   for (const [i, question] of questions.entries()) {
     const embedding = queryVectors[i]!;
-    const hybridHits = await engine.search({ chatbotId: CHATBOT_ID, text: question.question, embedding, k: NDCG_AT });
-    const ranked: Record<Method, string[]> = {
-      bm25: bm25.search(tokenize(question.question), NDCG_AT).map((hit) => hit.id),
-      vector: vectors.search(embedding, NDCG_AT).map((hit) => hit.id),
-      hybrid: hybridHits.map((hit) => hit.chunk.id),
-    };
-    const scores = {} as Record<Method, Scores>;
-    for (const method of METHODS) {
-      scores[method] = {
-        recall: recallAt(ranked[method], question.relevant, RECALL_AT),
-        ndcg: ndcgAt(ranked[method], question.relevant, NDCG_AT),
-      };
+    const query = { chatbotId: CHATBOT_ID, text: question.question, embedding, k: NDCG_AT };
+    const hybridHits = await searchers.engine.search(query);
+    if (question.style === OUT_OF_SCOPE) {
+      outOfScope.push({ question, bestRelevance: bestRelevance(hybridHits.slice(0, CONTEXT_CHUNKS)) });
+    } else {
+      perQuestion.push(scoreQuestion(question, embedding, hybridHits, searchers));
     }
-    perQuestion.push({ question, ranked, scores });
   }
 
   const ofStyle = (style: string) => perQuestion.filter((result) => result.question.style === style);
   const ofHalf = (half: Half) => perQuestion.filter((result) => halfOf(result.question) === half);
   return {
-    documents: new Set(records.map((record) => record.sourceId)).size,
+    space: embedder.space,
+    documents: new Set(searchers.records.map((record) => record.sourceId)).size,
     chunks: corpus.length,
-    questions: questions.length,
-    candidates: engine.candidates,
+    questions: perQuestion.length,
+    candidates: searchers.engine.candidates,
     overall: meanScores(perQuestion),
     byStyle: Object.fromEntries(
-      [...new Set(questions.map((question) => question.style))].map((style) => [
+      [...new Set(perQuestion.map(({ question }) => question.style))].map((style) => [
         style,
         { questions: ofStyle(style).length, scores: meanScores(ofStyle(style)) },
       ]),
@@ -283,6 +346,7 @@ export async function evaluate(options: EvalOptions = {}): Promise<EvalResult> {
       'held-out': { questions: ofHalf('held-out').length, scores: meanScores(ofHalf('held-out')) },
     },
     perQuestion,
+    outOfScope,
   };
 }
 
@@ -292,7 +356,8 @@ export function formatReport(result: EvalResult): string {
   const scoreCells = (scores: Record<Method, Scores>) =>
     METHODS.map((method) => `${scores[method].recall.toFixed(3)}/${scores[method].ndcg.toFixed(3)}`);
   const lines = [
-    `${result.chunks} chunks from ${result.documents} documents; ${result.questions} questions; ` +
+    `${result.chunks} chunks from ${result.documents} documents; ${result.questions} questions ` +
+      `(and ${result.outOfScope.length} out of scope); ` +
       `hybrid fuses the top ${result.candidates} of each method (RRF)`,
     '',
     row([`recall@${RECALL_AT}/nDCG@${NDCG_AT}`, ...METHODS]),

@@ -21,7 +21,7 @@ function resultFiles(dir: string): string[] {
   });
 }
 
-function countFile(file: string): { passed: number; failed: number; skipped: number } {
+function countFile(file: string): { passed: number; failed: number; skipped: number; failures: string[] } {
   const tests: Result[] = [];
   let complete = false;
   let ok = true;
@@ -33,9 +33,13 @@ function countFile(file: string): { passed: number; failed: number; skipped: num
   parser.end(readFileSync(file, 'utf8'));
   const skipped = tests.filter((r) => r.skip || r.todo).length;
   const passed = tests.filter((r) => r.ok && !r.skip && !r.todo).length;
-  let failed = tests.length - passed - skipped;
-  if ((!complete || !ok) && failed === 0) failed = 1;
-  return { passed, failed, skipped };
+  const failures = tests.filter((r) => !r.ok && !r.skip && !r.todo).map((r) => r.name);
+  let failed = failures.length;
+  if ((!complete || !ok) && failed === 0) {
+    failed = 1;
+    failures.push(complete ? 'failed' : 'ended without a plan (crashed or timed out)');
+  }
+  return { passed, failed, skipped, failures };
 }
 
 rmSync(RESULTS, { recursive: true, force: true });
@@ -50,12 +54,17 @@ const run = spawnSync('tap', process.argv.slice(2), { stdio: 'inherit', shell: f
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-for (const file of resultFiles(RESULTS)) {
+const failures: string[] = [];
+for (const file of resultFiles(RESULTS).sort()) {
   const counts = countFile(file);
   passed += counts.passed;
   failed += counts.failed;
   skipped += counts.skipped;
+  const name = path.relative(RESULTS, file).replace(/\.tap$/, '');
+  for (const failure of counts.failures) failures.push(`not ok: ${name} — ${failure}`);
 }
+// The failures again at the very end, where a CI log that keeps only its tail still shows them.
+if (failures.length > 0) process.stdout.write(`\n${failures.join('\n')}\n`);
 if (run.status !== 0 && failed === 0) failed = 1;
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(failed > 0 || run.status !== 0 ? 1 : 0);

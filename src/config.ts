@@ -46,6 +46,26 @@ const trustedProxies = z.string().transform((value, ctx) => {
   }
 });
 
+// W3C baggage-style `key=value` pairs, values percent-encoded (the OTLP exporters' header format).
+const otlpHeaders = z.string().transform((value, ctx) => {
+  const headers: Record<string, string> = {};
+  for (const entry of value.split(',')) {
+    const match = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=\s*(.*?)\s*$/.exec(entry);
+    let decoded: string | undefined;
+    try {
+      decoded = match ? decodeURIComponent(match[2]!) : undefined;
+    } catch {
+      decoded = undefined;
+    }
+    if (!match || decoded === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated name=value pairs' });
+      return z.NEVER;
+    }
+    headers[match[1]!] = decoded;
+  }
+  return headers;
+});
+
 const embeddings = z.string().regex(/^(local|(openai|gemini|ollama):\S+)$/, {
   message: 'must be local, openai:<model>, gemini:<model> or ollama:<model>',
 });
@@ -72,6 +92,8 @@ const schema = z.object({
   CONVERSATION_RATE_WINDOW_MS: positiveInt.default(60_000),
   LLM_TIMEOUT_MS: positiveInt.default(60_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
+  /** Reply suggestions one agent may ask for per minute (each a billed LLM call), counted across gateways. */
+  AGENT_SUGGESTIONS_PER_MINUTE: positiveInt.default(10),
   PLAN_QUOTAS: planQuotas.default({ free: 100, hobby: 2000, standard: 10000, scale: 40000 }),
   /** The plan of an account created without one (`user create` without `--plan`). */
   DEFAULT_PLAN: z.string().min(1).default('free'),
@@ -119,6 +141,18 @@ const schema = z.object({
   TELEGRAM_POLLER_LEASE_MS: positiveInt.default(30_000),
   /** How long a gateway may run a chatbot's WhatsApp socket before renewing its lease (others take over after). */
   WHATSAPP_SOCKET_LEASE_MS: positiveInt.default(30_000),
+  /**
+   * The WhatsApp Business Cloud API: Meta's Graph API root (tests and air-gapped installs point it
+   * elsewhere; every call still passes the SSRF guard unless CRAWL_ALLOW_PRIVATE=1), the Graph API
+   * version every call is pinned to, and the first wait before a throttled or failed call is tried
+   * again (doubling, unless Meta says how long in Retry-After).
+   */
+  GRAPH_API_BASE_URL: url(['http:', 'https:']).default('https://graph.facebook.com'),
+  GRAPH_API_VERSION: z
+    .string()
+    .regex(/^v\d{1,3}\.\d{1,2}$/, { message: 'must be a Graph API version like v26.0' })
+    .default('v26.0'),
+  GRAPH_API_RETRY_MS: positiveInt.default(1000),
   /** How long a gateway may re-embed into a new embedding space before renewing its lease (another resumes after). */
   REEMBED_LEASE_MS: positiveInt.default(30_000),
   /**
@@ -126,6 +160,14 @@ const schema = z.object({
    * after it lapses, and the first stops that source's run as soon as it learns so.
    */
   INGEST_LEASE_MS: positiveInt.default(60_000),
+  /** How often each gateway looks for chatbots whose retention sweep is due. */
+  RETENTION_POLL_MS: positiveInt.default(60_000),
+  /** How long a gateway holds one chatbot's sweep unless renewed (after every batch); another takes it after. */
+  RETENTION_LEASE_MS: positiveInt.default(60_000),
+  /** The time from one retention sweep of a chatbot to its next. */
+  RETENTION_INTERVAL_MS: positiveInt.default(3_600_000),
+  /** Conversations or leads one sweep deletes between two renewals of its lease. */
+  RETENTION_BATCH: positiveInt.max(10_000).default(100),
   /**
    * Failed dashboard sign-ins allowed in 15 minutes for one email address from one client address
    * (another client's failures never lock the right password out), and from one client address.
@@ -168,6 +210,25 @@ const schema = z.object({
   /** Largest document a connector downloads, and most documents read behind one source. */
   CONNECTOR_MAX_DOCUMENT_BYTES: positiveInt.default(20 * 1024 * 1024),
   CONNECTOR_MAX_DOCUMENTS: positiveInt.default(500),
+  /**
+   * Prometheus metrics: served on their own port (bound to METRICS_HOST, loopback by default) when
+   * METRICS_PORT is set, and on the public port behind this bearer token when METRICS_TOKEN is set;
+   * neither set, no metrics are collected at all. The token, when set, is asked for on both.
+   */
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, { message: 'must be at least 16 printable characters without spaces' })
+    .optional(),
+  /**
+   * OpenTelemetry traces, exported over OTLP/HTTP (JSON) to `<endpoint>/v1/traces` when set; unset, the
+   * SDK is not even loaded. The exporter also reads OpenTelemetry's other standard OTEL_EXPORTER_OTLP_*
+   * variables itself (timeout, compression, certificates).
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('switchboard'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -1,7 +1,7 @@
 import { startApp } from './app.ts';
 import { ListenError } from './http/http-server.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, terminalLogStream } from './logger.ts';
 import { UnservableEmbeddingSpaceError } from './rag/retrieval-setup.ts';
 import { ManagedRedisError } from './redis/managed-redis.ts';
 import { RedisUnreachableError } from './redis/redis-client.ts';
@@ -19,7 +19,8 @@ export async function serve(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config.LOG_LEVEL);
+  // At a terminal, log lines a person reads; otherwise one JSON object per line for a collector.
+  const logger = createLogger(config.LOG_LEVEL, process.stdout.isTTY ? await terminalLogStream() : undefined);
   let app;
   try {
     app = await startApp(config, logger);
@@ -36,7 +37,7 @@ export async function serve(): Promise<void> {
     throw error;
   }
   // Where to go next: for a person at a terminal in words, for a log collector as one line.
-  const facts = startupFacts(config, gatewaySetup(config, app.port));
+  const facts = startupFacts(config, gatewaySetup(config, app.port), await app.services.ownerAuth.firstRunToken());
   if (process.stdout.isTTY) process.stdout.write(startupBanner(facts));
   else logger.info(facts, 'gateway ready');
   let stopping = false;

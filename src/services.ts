@@ -1,3 +1,5 @@
+import { Handoffs } from './conversations/handoffs.ts';
+import { FeedbackStore } from './store/feedback-store.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { ConversationControl } from './conversations/conversation-control.ts';
@@ -22,17 +24,25 @@ import { EventRelay } from './webhooks/event-relay.ts';
 import { WebhookOutbox } from './webhooks/webhook-outbox.ts';
 import { PendingEventStore } from './store/pending-event-store.ts';
 import { LeadCapture } from './leads/lead-capture.ts';
+import { PreviewSessionStore } from './store/preview-session-store.ts';
+import { WIDGET_SESSION_TTL_SECONDS } from './channels/widget/config.ts';
 import { AgentPresence } from './store/agent-presence.ts';
 import { AgentStore } from './store/agent-store.ts';
+import { CannedReplyStore } from './store/canned-reply-store.ts';
 import { LeadStore } from './store/lead-store.ts';
 import { SourceStore } from './store/source-store.ts';
 import { TelegramStore } from './channels/telegram/telegram-store.ts';
 import { WhatsAppStore } from './channels/whatsapp/whatsapp-store.ts';
 import { WhatsAppLinker } from './channels/whatsapp/linker.ts';
+import { WhatsAppCloudStore } from './channels/whatsapp/cloud/cloud-store.ts';
+import { GraphApi } from './channels/whatsapp/cloud/graph-api.ts';
+import { CloudDelivery } from './channels/whatsapp/cloud/cloud-delivery.ts';
+import { WhatsAppCloudConnector } from './channels/whatsapp/cloud/cloud-connector.ts';
 import { ChatbotDeletion } from './chatbots/chatbot-deletion.ts';
 import { OwnerAuth } from './dashboard/owner-auth.ts';
 import { TelegramConnector } from './channels/telegram/connector.ts';
 import { InviteStore } from './store/invite-store.ts';
+import { SetupStore } from './store/setup-store.ts';
 import { LoginGate } from './admission/login-gate.ts';
 import { assertPublicDestination, systemEgress, type Egress } from './net/ssrf-guard.ts';
 import { PasswordStore } from './store/password-store.ts';
@@ -48,6 +58,15 @@ import { ProcessLease } from './redis/process-lease.ts';
 import { connectorBaseUrls } from './sources/connectors/connector-settings.ts';
 import { createConnectorHttp, type ConnectorHttp } from './sources/connectors/connector-http.ts';
 import type { ConnectionService } from './sources/connectors/connector.ts';
+import { UnansweredStore } from './store/unanswered-store.ts';
+import { UnansweredRecorder } from './unanswered/unanswered-recorder.ts';
+import { AnswerImprover } from './unanswered/answer-improver.ts';
+import { createEmbedder } from './rag/retrieval-setup.ts';
+import { RetentionSchedule } from './store/retention-schedule.ts';
+import { ErasureStore } from './store/erasure-store.ts';
+import { ConversationErasure } from './retention/conversation-erasure.ts';
+import { TransferStore } from './store/transfer-store.ts';
+import type { Embedder } from './rag/embedder.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
 export interface Services {
@@ -59,6 +78,8 @@ export interface Services {
   quota: QuotaStore;
   conversations: ConversationStore;
   control: ConversationControl;
+  /** Conversations' hand-off states as their visitors see them (AI, waiting for a human, a named agent). */
+  handoffs: Handoffs;
   /** Hands a push (a reply, typing, a notice) to a session's visitor, from any process, on any channel. */
   visitors: VisitorDelivery;
   signals: SignalBus;
@@ -86,16 +107,44 @@ export interface Services {
   connectorHttp: ConnectorHttp;
   leads: LeadStore;
   leadCapture: LeadCapture;
+  /** Visitors' ratings of AI replies. */
+  feedback: FeedbackStore;
+  /** The unanswered-questions inbox of each chatbot. */
+  unanswered: UnansweredStore;
+  /** Records questions into the inbox, off the turns that noted them. */
+  unansweredRecorder: UnansweredRecorder;
+  /** Turns an owner's answer into a text source and resolves its question. */
+  improver: AnswerImprover;
+  /** The widget sessions of the dashboard's preview, to mark their conversations. */
+  previews: PreviewSessionStore;
   presence: AgentPresence;
   agents: AgentStore;
+  /** Owners' canned replies for their agents. */
+  cannedReplies: CannedReplyStore;
   telegram: TelegramStore;
   whatsapp: WhatsAppStore;
   /** Links and unlinks chatbots' WhatsApp accounts (CLI and dashboard). */
   whatsappLinker: WhatsAppLinker;
+  /** Chatbots' WhatsApp Business Cloud API connections, windows and reply statuses. */
+  whatsappCloud: WhatsAppCloudStore;
+  /** Meta's Graph API, pinned to GRAPH_API_VERSION, behind the SSRF guard. */
+  graph: GraphApi;
+  /** Pushes to WhatsApp chats on the Cloud API, from any process. */
+  whatsappCloudDelivery: CloudDelivery;
+  /** Connects and disconnects chatbots' WhatsApp Cloud API numbers (CLI and dashboard). */
+  whatsappCloudConnector: WhatsAppCloudConnector;
   /** Connects and disconnects chatbots' Telegram bots (CLI and dashboard). */
   telegramConnector: TelegramConnector;
   /** Deletes a chatbot, disconnecting its messaging channels first. */
   chatbotDeletion: ChatbotDeletion;
+  /** When each chatbot's retention sweep is due, claimed by one gateway at a time. */
+  retention: RetentionSchedule;
+  /** Deletes conversations and leads with everything keyed by them (retention and erasure). */
+  erasure: ErasureStore;
+  /** A visitor's erasure request: their conversation and the lead it left. */
+  conversationErasure: ConversationErasure;
+  /** Conversations read whole for `export` and written as they were by `import`. */
+  transfer: TransferStore;
   keys: RedisKeys;
   /** Dashboard sessions (cookies) and the owners' sign-in. */
   sessions: SessionStore;
@@ -145,14 +194,38 @@ export function createServices(
   const leads = new LeadStore(redis, keys);
   const telegram = new TelegramStore(redis, keys);
   const whatsapp = new WhatsAppStore(redis, keys, clock);
-  const whatsappLinker = new WhatsAppLinker({ store: whatsapp, signals });
+  const whatsappCloud = new WhatsAppCloudStore(redis, keys, clock, keyring);
+  const whatsappLinker = new WhatsAppLinker({ store: whatsapp, signals, cloud: whatsappCloud });
+  const graph = new GraphApi({
+    baseUrl: config.GRAPH_API_BASE_URL,
+    version: config.GRAPH_API_VERSION,
+    allowPrivate: config.CRAWL_ALLOW_PRIVATE,
+    egress,
+    clock,
+    firstRetryMs: config.GRAPH_API_RETRY_MS,
+  });
+  const whatsappCloudDelivery = new CloudDelivery({ store: whatsappCloud, graph, clock, logger });
   const telegramConnector = new TelegramConnector({ store: telegram, signals, apiRoot: config.TELEGRAM_API_ROOT });
-  const chatbots = new ChatbotStore(redis, keys, clock);
+  const retention = new RetentionSchedule(redis, keys);
+  const erasure = new ErasureStore(redis, keys);
+  const chatbots = new ChatbotStore(redis, keys, clock, retention);
   const visitors = new VisitorDelivery({
     signals,
     telegram: new TelegramReplies(telegram, { apiRoot: config.TELEGRAM_API_ROOT }),
+    whatsappCloud: whatsappCloudDelivery,
   });
+  const agents = new AgentStore(redis, keys, clock, signals);
+  const presence = new AgentPresence(redis, keys, clock);
+  const handoffs = new Handoffs({ conversations, chatbots, agents, presence, clock });
   const accounts = new AccountStore(redis, keys, clock, Object.keys(config.PLAN_QUOTAS));
+  const spaces = new EmbeddingSpaceStore(redis, keys);
+  const unanswered = new UnansweredStore(redis, keys, clock);
+  const unansweredRecorder = new UnansweredRecorder({
+    store: unanswered,
+    conversations,
+    logger,
+    embedder: servedEmbedder(config, spaces),
+  });
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
   const gateways = new GatewayPresence(redis, keys, clock);
   const loginGate = new LoginGate(redis, keys, {
@@ -162,6 +235,17 @@ export function createServices(
     concurrentPerAddress: config.LOGIN_CONCURRENT_PER_ADDRESS,
     // Far longer than a check takes (a queued one waits for at most two rounds of scrypt).
     inFlightMs: 60 * 1000,
+  });
+  const intake = new SourceIntake({
+    sources,
+    queue: ingestion,
+    clock,
+    accounts,
+    connections,
+    // The gateways' crawler policy decides, also for the CLI (whose own setting counts only until
+    // a gateway has published theirs): they are the ones that will fetch the URL.
+    checkDestination: async (url) =>
+      assertPublicDestination(url, (await gateways.crawlAllowsPrivate()) ?? config.CRAWL_ALLOW_PRIVATE, egress),
   });
   return {
     accounts,
@@ -175,24 +259,24 @@ export function createServices(
     quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
     conversations,
     visitors,
-    control: new ConversationControl({ conversations, relay, signals, visitors }),
+    control: new ConversationControl({
+      conversations,
+      relay,
+      signals,
+      visitors,
+      handoffs,
+      logger,
+      unanswered: unansweredRecorder,
+    }),
+    handoffs,
     signals,
     webhooks,
     deliveries,
     outbox,
     relay,
     ingestion,
-    intake: new SourceIntake({
-      sources,
-      queue: ingestion,
-      clock,
-      accounts,
-      connections,
-      // The gateways' crawler policy decides, also for the CLI (whose own setting counts only until
-      // a gateway has published theirs): they are the ones that will fetch the URL.
-      checkDestination: async (url) =>
-        assertPublicDestination(url, (await gateways.crawlAllowsPrivate()) ?? config.CRAWL_ALLOW_PRIVATE, egress),
-    }),
+    intake,
+    improver: new AnswerImprover({ store: unanswered, recorder: unansweredRecorder, intake, conversations }),
     connections,
     keyring,
     credentials: new ConnectionCredentials({
@@ -207,22 +291,42 @@ export function createServices(
     oauth: new OAuthFlow({ redis, keys, connections, clients, clock, http: connectorHttp }),
     connectorHttp,
     gateways,
-    spaces: new EmbeddingSpaceStore(redis, keys),
+    spaces,
     leads,
-    leadCapture: new LeadCapture({ leads, relay, clock }),
-    presence: new AgentPresence(redis, keys, clock),
-    agents: new AgentStore(redis, keys, clock, signals),
+    leadCapture: new LeadCapture({ leads, relay, clock, signals }),
+    feedback: new FeedbackStore(redis, keys),
+    unanswered,
+    unansweredRecorder,
+    previews: new PreviewSessionStore(redis, keys, WIDGET_SESSION_TTL_SECONDS),
+    presence,
+    agents,
+    cannedReplies: new CannedReplyStore(redis, keys, clock, signals),
     telegram,
     whatsapp,
     whatsappLinker,
+    whatsappCloud,
+    graph,
+    whatsappCloudDelivery,
+    whatsappCloudConnector: new WhatsAppCloudConnector({
+      store: whatsappCloud,
+      graph,
+      linker: whatsappLinker,
+      // The gateways' address: this process's own, else the one they publish (the CLI has none).
+      publicUrl: async () => config.PUBLIC_URL ?? (await gateways.publicUrl()),
+    }),
     telegramConnector,
     chatbotDeletion: new ChatbotDeletion({
       chatbots,
       sources,
       ingestion,
       whatsapp: whatsappLinker,
+      whatsappCloud,
       telegram: telegramConnector,
     }),
+    retention,
+    erasure,
+    conversationErasure: new ConversationErasure({ store: erasure, logger }),
+    transfer: new TransferStore(redis, keys, conversations),
     keys,
     sessions,
     ownerAuth: new OwnerAuth({
@@ -230,7 +334,21 @@ export function createServices(
       passwords: new PasswordStore(redis, keys),
       sessions,
       invites: new InviteStore(redis, keys, clock),
+      setup: new SetupStore(redis, keys),
       loginGate,
+      defaultPlan: config.DEFAULT_PLAN,
     }),
   };
+}
+
+/**
+ * The embedder of the space the gateways serve, opened when first needed (the CLI records an
+ * escalation's question with it; a gateway replaces it with its served retrieval's).
+ */
+function servedEmbedder(config: Config, spaces: EmbeddingSpaceStore): () => Promise<Embedder> {
+  let opened: Promise<Embedder> | undefined;
+  return () =>
+    (opened ??= spaces
+      .active()
+      .then((served) => createEmbedder(served ? { ...config, EMBEDDINGS: served.embeddings } : config)));
 }

@@ -1,12 +1,17 @@
 import type { Config } from './config.ts';
+import { SETUP_TOKEN_TTL_HOURS } from './dashboard/owner-auth.ts';
 import { listenUrl } from './http/http-server.ts';
 import type { GatewaySetup } from './store/gateway-presence.ts';
+
+/** Which providers this gateway can call: a key is set (Ollama needs none: its host has a default). */
+export function callableProviders(config: Config): GatewaySetup['providers'] {
+  return { chatgpt: Boolean(config.OPENAI_API_KEY), gemini: Boolean(config.GEMINI_API_KEY), ollama: true };
+}
 
 /** What this gateway is set up with, as it publishes it for the CLI (never a secret). */
 export function gatewaySetup(config: Config, port: number): GatewaySetup {
   return {
-    // Ollama needs no key: its host has a default.
-    providers: { chatgpt: Boolean(config.OPENAI_API_KEY), gemini: Boolean(config.GEMINI_API_KEY), ollama: true },
+    providers: callableProviders(config),
     listen_url: listenUrl(config.HOST, port),
     default_plan: config.DEFAULT_PLAN,
   };
@@ -21,9 +26,15 @@ export interface StartupFacts {
   embeddings: string;
   /** Where the data lives: the Redis server's address (never its credentials), or the managed one's directory. */
   data: string;
+  /** While no owner account exists: the dashboard's first-run page with this start's one-time setup token. */
+  setup_url?: string;
 }
 
-export function startupFacts(config: Config, setup: GatewaySetup): StartupFacts {
+/**
+ * The facts of this start. `setupToken` is the first-run token the gateway issued when no owner
+ * account exists; its link carries it in the fragment, which browsers never send to a server.
+ */
+export function startupFacts(config: Config, setup: GatewaySetup, setupToken?: string): StartupFacts {
   const base = (config.PUBLIC_URL ?? setup.listen_url).replace(/\/+$/, '');
   const redis = config.REDIS_URL ? new URL(config.REDIS_URL) : undefined;
   return {
@@ -33,6 +44,7 @@ export function startupFacts(config: Config, setup: GatewaySetup): StartupFacts 
     providers: setup.providers,
     embeddings: config.EMBEDDINGS,
     data: redis ? `Redis at ${redis.host}` : `a managed redis-server under ${config.DATA_DIR}`,
+    ...(setupToken && { setup_url: `${base}/dashboard/#/setup/${setupToken}` }),
   };
 }
 
@@ -49,7 +61,13 @@ export function startupBanner(facts: StartupFacts): string {
     `  Providers   ${providers}`,
     `  Embeddings  ${facts.embeddings}`,
     `  Data        ${facts.data}`,
-    'Next: npx switchboard doctor (what is missing); the first owner: npx switchboard user create --email …',
+    ...(facts.setup_url
+      ? [
+          'Next: create the owner account at',
+          `  ${facts.setup_url}`,
+          `  (this link works once, for ${SETUP_TOKEN_TTL_HOURS} hours; restarting the gateway prints a new one)`,
+        ]
+      : [`Next: sign in at ${facts.dashboard}; npx switchboard doctor says what is missing.`]),
     '',
   ].join('\n');
 }

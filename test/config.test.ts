@@ -18,6 +18,9 @@ t.test('defaults match DESIGN.md', async (t) => {
   t.equal(config.WEBHOOK_ALLOW_PRIVATE, false);
   t.equal(config.EMBEDDINGS, 'local');
   t.equal(config.REDIS_URL, undefined);
+  t.equal(config.GRAPH_API_BASE_URL, 'https://graph.facebook.com');
+  t.equal(config.GRAPH_API_VERSION, 'v26.0');
+  t.equal(config.GRAPH_API_RETRY_MS, 1000);
 });
 
 t.test('values are parsed and typed; empty strings count as unset', async (t) => {
@@ -55,9 +58,56 @@ t.test('a bad value stops with a message that names the variable', async (t) => 
     [{ LOG_LEVEL: 'loud' }, /^Invalid LOG_LEVEL: /],
     [{ WEBHOOK_RETRY_DELAYS: '1,x' }, /^Invalid WEBHOOK_RETRY_DELAYS: must be comma-separated seconds$/],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /^Invalid RATE_LIMIT_PER_MINUTE: /],
+    [{ GRAPH_API_VERSION: '26.0' }, /^Invalid GRAPH_API_VERSION: must be a Graph API version like v26.0$/],
+    [{ GRAPH_API_BASE_URL: 'ftp://graph' }, /^Invalid GRAPH_API_BASE_URL: must use http or https$/],
   ];
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env));
   }
   t.ok(new ConfigError('x') instanceof Error);
+});
+
+t.test('metrics and traces are off by default; their settings are validated', async (t) => {
+  const defaults = loadConfig({});
+  t.same(
+    [defaults.METRICS_PORT, defaults.METRICS_HOST, defaults.METRICS_TOKEN, defaults.OTEL_EXPORTER_OTLP_ENDPOINT],
+    [undefined, '127.0.0.1', undefined, undefined],
+  );
+  t.equal(defaults.OTEL_SERVICE_NAME, 'switchboard');
+  const set = loadConfig({
+    METRICS_PORT: '9464',
+    METRICS_HOST: '0.0.0.0',
+    METRICS_TOKEN: 'a-long-enough-token',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-tenant = shop',
+    OTEL_SERVICE_NAME: 'switchboard-eu',
+  });
+  t.same(
+    [set.METRICS_PORT, set.METRICS_HOST, set.METRICS_TOKEN, set.OTEL_EXPORTER_OTLP_ENDPOINT, set.OTEL_SERVICE_NAME],
+    [9464, '0.0.0.0', 'a-long-enough-token', 'http://collector:4318', 'switchboard-eu'],
+  );
+  t.same(set.OTEL_EXPORTER_OTLP_HEADERS, { authorization: 'Bearer abc', 'x-tenant': 'shop' });
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ METRICS_PORT: '70000' }, 'Invalid METRICS_PORT: Too big: expected number to be <=65535'],
+    [{ METRICS_TOKEN: 'short' }, 'Invalid METRICS_TOKEN: must be at least 16 printable characters without spaces'],
+    [
+      { METRICS_TOKEN: 'sixteen chars with spaces' },
+      'Invalid METRICS_TOKEN: must be at least 16 printable characters without spaces',
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' },
+      'Invalid OTEL_EXPORTER_OTLP_ENDPOINT: must use http or https',
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_HEADERS: 'authorization' },
+      'Invalid OTEL_EXPORTER_OTLP_HEADERS: must be comma-separated name=value pairs',
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_HEADERS: 'a=%E0%A4%A' },
+      'Invalid OTEL_EXPORTER_OTLP_HEADERS: must be comma-separated name=value pairs',
+    ],
+  ];
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env));
+  }
 });

@@ -10,6 +10,8 @@ import { hashApiKey } from '../src/auth/api-key-token.ts';
 import { runCli } from './support/cli.ts';
 import { spawnGateway } from './support/gateway-process.ts';
 import { startRedis } from './support/redis-server.ts';
+import { until } from './support/until.ts';
+import { apiFetch } from './support/openapi-contract.ts';
 
 t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a key, hash or secret', async (t) => {
   const redis = await startRedis();
@@ -20,11 +22,11 @@ t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a ke
   );
   const key = JSON.parse((await runCli(['key', 'create', '--user', user.id, '--name', 'k'], env)).stdout).key as string;
   const gw = await spawnGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'info' });
-  const ok = await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key}` } });
+  const ok = await apiFetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key}` } });
   t.equal(ok.status, 200);
   const requestId = ok.headers.get('x-request-id');
-  await fetch(`${gw.baseUrl}/api/v1/chatbots?key=${key}`, { headers: { authorization: `Basic ${key}` } });
-  await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key}x` } });
+  await apiFetch(`${gw.baseUrl}/api/v1/chatbots?key=${key}`, { headers: { authorization: `Basic ${key}` } });
+  await apiFetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key}x` } });
   gw.child.kill('SIGTERM');
   t.same(await gw.exited, { code: 0, signal: null });
   const logs = gw.stdout();
@@ -46,6 +48,7 @@ t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a ke
       providers: ready.providers,
       embeddings: ready.embeddings,
       data: ready.data,
+      setup_url: ready.setup_url,
     },
     {
       dashboard: `${gw.baseUrl}/dashboard`,
@@ -54,8 +57,9 @@ t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a ke
       providers: { chatgpt: false, gemini: false, ollama: true },
       embeddings: 'local',
       data: `Redis at 127.0.0.1:${redis.port}`,
+      setup_url: undefined,
     },
-    'off a terminal, where to go next is one log line',
+    'off a terminal, where to go next is one log line (no setup link: an owner exists)',
   );
   const shutdown = lines.findIndex((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM');
   t.ok(shutdown >= 0);
@@ -66,12 +70,65 @@ t.test('SIGTERM stops the gateway cleanly; logs carry request ids and never a ke
   t.equal(gw.stderr(), '');
 });
 
+t.test('at a terminal: log lines a person reads, and the banner with the first-run link', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const gw = await spawnGateway({ REDIS_URL: redis.url, LOG_LEVEL: 'info' }, { terminal: true });
+  const banner = await until(
+    () => /Switchboard is running\.[^]*restarting the gateway prints a new one\)/.exec(gw.stdout()) ?? undefined,
+    'the banner',
+  );
+  const lines = banner[0].split(/\r?\n/);
+  t.same(lines.slice(0, 7), [
+    'Switchboard is running.',
+    `  Dashboard   ${gw.baseUrl}/dashboard`,
+    `  API         ${gw.baseUrl}/api/v1`,
+    `  Widget      <script src="${gw.baseUrl}/widget.js" data-chatbot="CHATBOT_ID" defer></script>`,
+    '  Providers   chatgpt (no API key), gemini (no API key), ollama',
+    '  Embeddings  local',
+    `  Data        Redis at 127.0.0.1:${redis.port}`,
+  ]);
+  t.equal(lines[7], 'Next: create the owner account at');
+  t.match(lines[8], new RegExp(`^  ${gw.baseUrl}/dashboard/#/setup/[A-Za-z0-9_-]{43}$`));
+  // pino-pretty's lines: time of day, coloured level, message, then each field on its own line.
+  const plain = gw.stdout().replaceAll(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
+  t.match(plain, /^\[\d\d:\d\d:\d\d\] INFO: gateway listening\r?\n {4}port: \d+\r?\n {4}host: "127\.0\.0\.1"/m);
+  t.notMatch(plain, /"msg":/, 'no JSON at a terminal');
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
 t.test('without REDIS_URL the gateway runs its own redis-server under DATA_DIR and stops it', async (t) => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sb-managed-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const env = { DATA_DIR: dataDir, PATH: process.env.PATH ?? '' };
   const gw = await spawnGateway({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
   t.match(gw.stdout(), /"managed redis-server started"/);
+  const readyLine = await until(
+    () =>
+      gw
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((l) => l.msg === 'gateway ready'),
+    "the 'gateway ready' line",
+  );
+  const setupUrl = String(readyLine?.setup_url);
+  t.match(setupUrl, new RegExp(`^${gw.baseUrl}/dashboard/#/setup/[A-Za-z0-9_-]{43}$`), 'no owner yet: the setup link');
+  const setup = await fetch(`${gw.baseUrl}/dashboard/api/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: gw.baseUrl },
+    body: JSON.stringify({
+      token: setupUrl.split('/').pop(),
+      email: 'first@example.com',
+      password: 'a long passphrase',
+    }),
+  });
+  t.same(
+    [setup.status, ((await setup.json()) as { user?: { email: string } }).user?.email],
+    [200, 'first@example.com'],
+  );
   const ready = await fetch(`${gw.baseUrl}/readyz`);
   t.same([ready.status, await ready.json()], [200, { status: 'ready' }]);
   // The CLI finds the gateway's server through the socket under DATA_DIR.

@@ -33,8 +33,20 @@ t.test('at a terminal: the same facts in words, with the next step', async (t) =
       '  Providers   chatgpt, gemini (no API key), ollama',
       '  Embeddings  local',
       '  Data        a managed redis-server under ./data',
-      'Next: npx switchboard doctor (what is missing); the first owner: npx switchboard user create --email …',
+      'Next: sign in at http://localhost:18080/dashboard; npx switchboard doctor says what is missing.',
       '',
     ].join('\n'),
   );
+});
+
+t.test('on first run: the one-time setup link is the next step', async (t) => {
+  const config = loadConfig({ PUBLIC_URL: 'https://bots.example.com' });
+  const facts = startupFacts(config, gatewaySetup(config, 8080), 'T'.repeat(43));
+  t.equal(facts.setup_url, `https://bots.example.com/dashboard/#/setup/${'T'.repeat(43)}`);
+  t.same(startupBanner(facts).split('\n').slice(-4), [
+    'Next: create the owner account at',
+    `  https://bots.example.com/dashboard/#/setup/${'T'.repeat(43)}`,
+    '  (this link works once, for 24 hours; restarting the gateway prints a new one)',
+    '',
+  ]);
 });

@@ -5,6 +5,7 @@ import type { Generation } from '../conversations/turn-generation.ts';
 import type { InboundMessage, StartedTurn, TurnOutcome, TurnPipeline } from '../conversations/turn-pipeline.ts';
 import { RateLimitError } from '../errors.ts';
 import { generated, leaseLost, retry, type ConversationMessage } from './conversation-messages.ts';
+import type { ReplyStream } from '../conversations/reply-stream.ts';
 
 /** An inbound message waiting for its turn. `done` fires once its turn has fully ended. */
 interface Waiting {
@@ -19,11 +20,17 @@ interface ActiveTurn {
   id: number;
   waiting: Waiting;
   token: string;
+  /** When the visitor message of the turn was stored (a failure is noted against it). */
+  askedAt: string;
   /** The requester was already told (a takeover arrived first): the late reply goes nowhere. */
   answered: boolean;
   renew: Timer;
-  /** Aborts the turn's LLM calls when its lease is lost. */
+  /** Aborts the turn's LLM calls when its lease is lost, or when a takeover cuts the reply short. */
   stop: AbortController;
+  /** A takeover stopped the reply: what was written is kept aside as discarded. */
+  cut: boolean;
+  /** Where the reply is shown while it is written (widget conversations). */
+  stream: ReplyStream | undefined;
 }
 
 /** A conversation actor's memory: only the work in progress; the conversation itself is in Redis. */
@@ -152,7 +159,7 @@ async function runTurn(
   const message = next.inbound;
   const { token } = start;
   await pipeline.announce(message, start);
-  if (start.takenOverBy) {
+  if (start.takenOverBy || message.recordOnly) {
     await pipeline.release(message, token);
     settle(next, { kind: 'silent' });
     return 'next';
@@ -173,11 +180,12 @@ async function runTurn(
     );
   }, pipeline.leaseMs / 3);
   const stop = new AbortController();
-  state.turn = { id, waiting: next, token, answered: false, renew, stop };
+  const stream = pipeline.openStream(message);
+  state.turn = { id, waiting: next, token, askedAt: start.createdAt, answered: false, renew, stop, cut: false, stream };
   // Retrieval (with a query rewrite, itself an LLM call) runs outside the handler, like the reply's LLM
   // call: a takeover meanwhile takes effect at once, and the lease is renewed throughout.
   void pipeline
-    .generate(message, start, stop.signal)
+    .generate(message, start, stop.signal, stream)
     .then((generation) => nact.dispatch(self, generated(id, generation)));
   return 'wait';
 }
@@ -189,12 +197,15 @@ async function finishTurn(pipeline: TurnPipeline, state: ConversationState, id: 
   pipeline.clock.clearTimer(turn.renew);
   state.turn = undefined;
   try {
+    // Cut short by a takeover (the requester was told then): what was written is kept aside.
+    if (turn.cut) return await pipeline.cut(turn.waiting.inbound, turn.token, generation, turn.stream);
     // Stopped when its lease was lost (the requester was told then); the lease holder's writes win.
     if (turn.stop.signal.aborted) return;
-    const outcome = await pipeline.store(turn.waiting.inbound, turn.token, generation);
+    const outcome = await pipeline.store(turn.waiting.inbound, turn.token, generation, turn.askedAt, turn.stream);
     if (!turn.answered) turn.waiting.answer(outcome);
   } catch (error) {
-    if (!turn.answered) turn.waiting.answer({ kind: 'failed', error: error as Error });
+    if (turn.answered) pipeline.logger.error({ err: error }, 'conversation turn not ended');
+    else turn.waiting.answer({ kind: 'failed', error: error as Error });
   } finally {
     turn.answered = true;
     turn.waiting.done();
@@ -211,18 +222,26 @@ function stopTurn(pipeline: TurnPipeline, state: ConversationState, id: number):
   pipeline.clock.clearTimer(turn.renew);
   turn.stop.abort();
   pipeline.logger.warn({ chatbot_id: turn.waiting.inbound.chatbot.id }, 'conversation lease lost; turn stopped');
+  void turn.stream?.end('failed');
   if (turn.answered) return;
   turn.answered = true;
   turn.waiting.answer({ kind: 'failed', error: new Error('conversation lease lost during the turn') });
 }
 
-/** A takeover arrived: a requester still waiting for the AI is told at once that a human has it. */
+/**
+ * A takeover arrived: a requester still waiting for the AI is told at once that a human has it. A
+ * reply being streamed stops at once (what it wrote is kept aside as discarded when its call
+ * returns); one that is not shown while written runs to its end and is kept aside then.
+ */
 async function applyRefresh(pipeline: TurnPipeline, state: ConversationState): Promise<void> {
   const turn = state.turn;
   if (!turn || turn.answered) return;
   if ((await pipeline.takenOver(turn.waiting.inbound)) && !turn.answered) {
     turn.answered = true;
     turn.waiting.answer({ kind: 'silent' });
+    if (!turn.stream) return;
+    turn.cut = true;
+    turn.stop.abort();
   }
 }
 

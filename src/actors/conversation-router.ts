@@ -4,6 +4,7 @@ import type { Clock, Timer } from '../clock.ts';
 import type { InboundMessage, TurnOutcome, TurnPipeline } from '../conversations/turn-pipeline.ts';
 import { conversationBehaviour, initialConversationState } from './conversation-actor.ts';
 import { inbound, refresh, type ConversationMessage } from './conversation-messages.ts';
+import type { TurnObserver } from '../metrics/turn-observer.ts';
 
 /** A live conversation actor and the router's bookkeeping for it. */
 interface Live {
@@ -19,6 +20,8 @@ export interface RouterOptions {
   clock: Clock;
   /** How often idle actors are looked for (default: min(idleMs, 1 s)). */
   sweepEveryMs?: number;
+  /** Observes every message's turn (metrics, a trace), when either is on. */
+  observer?: TurnObserver;
 }
 
 /**
@@ -60,10 +63,17 @@ export class ConversationRouter {
    * Resolves with the turn's outcome; never rejects.
    */
   send(message: InboundMessage): Promise<TurnOutcome> {
+    const observation = this.options.observer?.begin({ chatbotId: message.chatbot.id, channel: message.channel });
+    const answer = (outcome: TurnOutcome) => {
+      observation?.answered(outcome.kind, outcome.kind === 'failed' ? outcome.error : undefined);
+      return outcome;
+    };
     try {
       this.pipeline.admit(message);
     } catch (error) {
-      return Promise.resolve({ kind: 'failed', error: error as Error });
+      const outcome = answer({ kind: 'failed', error: error as Error });
+      observation?.done();
+      return Promise.resolve(outcome);
     }
     const key = `${message.chatbot.id}/${message.sessionId}`;
     const live = this.live.get(key) ?? this.spawn(key);
@@ -73,8 +83,13 @@ export class ConversationRouter {
       const done = () => {
         live.inflight -= 1;
         this.touch(key, live);
+        observation?.done();
       };
-      nact.dispatch(live.ref, inbound(message, resolve, done));
+      const observed = observation ? { ...message, observation } : message;
+      nact.dispatch(
+        live.ref,
+        inbound(observed, (outcome) => resolve(answer(outcome)), done),
+      );
     });
   }
 

@@ -11,6 +11,7 @@ import type { WebhookStore } from '../store/webhook-store.ts';
 import type { AttemptVerdict, ClaimedDelivery } from '../webhooks/delivery.ts';
 import type { Webhook } from '../webhooks/webhook.ts';
 import { WebhookSender, type AttemptResult } from '../webhooks/webhook-sender.ts';
+import type { AttemptObservation, DeliveryObserver } from '../metrics/delivery-observer.ts';
 
 /** Messages of the dispatcher actor: look for due deliveries, or record the attempts that ended. */
 export type DispatcherMessage = { type: 'poll' } | { type: 'sent' };
@@ -20,6 +21,7 @@ interface Finished {
   delivery: ClaimedDelivery;
   destination: string;
   result: AttemptResult;
+  observation: AttemptObservation | undefined;
 }
 
 /** Limits and timing of the dispatcher. */
@@ -39,6 +41,8 @@ export interface DispatcherDeps {
   sender: WebhookSender;
   clock: Clock;
   logger: Logger;
+  /** Observes every attempt (metrics, a trace), when either is on. */
+  observer?: DeliveryObserver;
 }
 
 /** One round of claimed deliveries: each webhook read once, the deliveries put back sent together. */
@@ -148,7 +152,8 @@ export class WebhookDispatcher {
       await this.giveUp(delivery, 'webhook is inactive');
       return;
     }
-    const destination = new URL(hook.url).host;
+    const url = new URL(hook.url);
+    const destination = url.host;
     const busy = this.perDestination.get(destination) ?? 0;
     if (busy >= this.options.destinationConcurrency || this.ordering.has(delivery.orderKey)) {
       // Not now: back to the queue, unattempted, for a later poll.
@@ -159,13 +164,15 @@ export class WebhookDispatcher {
     this.perDestination.set(destination, busy + 1);
     this.ordering.add(delivery.orderKey);
     const { id: deliveryId, attempt, event, body } = delivery;
+    const observation = this.deps.observer?.attempt(delivery, url);
+    const timestampSeconds = Math.floor(this.deps.clock.nowMicros() / 1_000_000);
+    const signing = { secret: hook.secret, standardWebhooks: hook.standard_webhooks, timestampSeconds };
     // Not awaited: the mailbox stays free while receivers answer (the sender never rejects).
-    void this.deps.sender
-      .send({ url: hook.url, secret: hook.secret, event, body, deliveryId, attempt })
-      .then((result) => {
-        this.finished.push({ delivery, destination, result });
-        nact.dispatch(this.actor, { type: 'sent' });
-      });
+    void this.deps.sender.send({ url: hook.url, event, body, deliveryId, attempt, ...signing }).then((result) => {
+      observation?.sent(result);
+      this.finished.push({ delivery, destination, result, observation });
+      nact.dispatch(this.actor, { type: 'sent' });
+    });
   }
 
   /**
@@ -191,6 +198,7 @@ export class WebhookDispatcher {
       this.ordering.delete(delivery.orderKey);
     }
     const now = this.deps.clock.nowMicros();
+    for (const { observation } of batch) observation?.recording();
     try {
       const outcomes = await this.deps.deliveries.complete(
         batch.map(({ delivery, result }) => ({
@@ -206,7 +214,8 @@ export class WebhookDispatcher {
           verdict: succeeded(result) ? { kind: 'delivered' as const } : this.retryVerdict(delivery.attempt),
         })),
       );
-      batch.forEach(({ delivery, result }, i) => {
+      batch.forEach(({ delivery, result, observation }, i) => {
+        observation?.recorded(outcomes[i]);
         if (succeeded(result)) return;
         const { statusCode: status, error } = result;
         const outcome = outcomes[i];
@@ -218,6 +227,7 @@ export class WebhookDispatcher {
     } catch (error) {
       // The claims expire and the deliveries are attempted again: at least once.
       this.deps.logger.error({ err: error, deliveries: batch.length }, 'could not record webhook attempts');
+      for (const { observation } of batch) observation?.recorded(undefined, error);
     } finally {
       this.running -= batch.length;
       if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
@@ -235,6 +245,7 @@ export class WebhookDispatcher {
     await this.deps.deliveries.complete([
       { delivery, attempt: { ...attempt, duration_ms: 0, response_body: '' }, verdict: { kind: 'failed' } },
     ]);
+    this.deps.observer?.gaveUp(delivery, error);
   }
 }
 

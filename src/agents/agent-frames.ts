@@ -13,7 +13,7 @@ type AgentFrameFields = FrameFields<AgentClientFrame>;
 /** What an agent's frame asks for. */
 export type AgentCommand =
   | { kind: 'auth'; token: unknown }
-  | { kind: 'takeover' | 'release'; chatbotId: string; sessionId: string; ref: Ref }
+  | { kind: 'takeover' | 'release' | 'typing' | 'suggest'; chatbotId: string; sessionId: string; ref: Ref }
   | { kind: 'reply'; chatbotId: string; sessionId: string; content: string; ref: Ref };
 
 /** A frame's `ref`, if it has a usable one (an error answer carries it too). */
@@ -29,13 +29,15 @@ export function parseAgentFrame(fields: AgentFrameFields): AgentCommand {
       return { kind: 'auth', token: fields.token };
     case 'takeover':
     case 'release':
+    case 'typing':
+    case 'suggest':
       return { kind: fields.type, ...target(fields), ref };
     case 'reply':
       return { kind: 'reply', ...target(fields), content: checkMessageText(fields.content, 'content'), ref };
     case undefined:
       throw new ValidationError('type is required.');
     default:
-      throw new ValidationError('type must be one of: auth, takeover, release, reply.');
+      throw new ValidationError('type must be one of: auth, takeover, release, reply, typing, suggest.');
   }
 }
 

@@ -1,9 +1,23 @@
 import type { WebSocket } from 'ws';
-import type { AgentErrorFrame, AgentPush } from '../contract/agent-protocol.ts';
+import type { AgentCannedRepliesChangedPush, AgentErrorFrame } from '../contract/agent-protocol.ts';
 import type { SocketServer } from '../http/socket-server.ts';
 import type { Logger } from '../logger.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import type { LeadStore } from '../store/lead-store.ts';
 import type { ReceivedSignal } from '../redis/signal-bus.ts';
+import { AgentConversations, type ConversationSignal } from './agent-conversations.ts';
+
+const PUSHED: ReadonlySet<string> = new Set<ConversationSignal['kind']>([
+  'message',
+  'escalated',
+  'lead',
+  'stream',
+  'stream-end',
+]);
+
+/** Whether the signal becomes a push to agents. */
+const pushed = (signal: ReceivedSignal): signal is ConversationSignal & { origin: string } => PUSHED.has(signal.kind);
 
 /** Close code of an agent socket whose token is refused (DESIGN.md). */
 export const UNAUTHORIZED = 4401;
@@ -27,21 +41,30 @@ function track(sets: Map<string, Set<WebSocket>>, key: string, socket: WebSocket
 
 /**
  * The authenticated agent sockets of this process, by owner, and the pushes they receive: every
- * stored message and every escalation of the owner's chatbots, whichever process it happened in
- * (they arrive as Redis pub/sub signals). An agent never sees another owner's conversations.
+ * stored message, every escalation and every lead left in the owner's chatbots' conversations,
+ * whichever process it happened in (they arrive as Redis pub/sub signals). An agent never sees another
+ * owner's conversations.
  */
 export class AgentHub {
   private readonly sockets: SocketServer;
   private readonly chatbots: ChatbotStore;
+  private readonly views: AgentConversations;
   private readonly logger: Logger;
   private readonly byOwner = new Map<string, Set<WebSocket>>();
   private readonly byAgent = new Map<string, Set<WebSocket>>();
   /** Signals are handled one at a time, so pushes keep the order their signals arrived in. */
   private queue = Promise.resolve();
 
-  constructor(deps: { sockets: SocketServer; chatbots: ChatbotStore; logger: Logger }) {
+  constructor(deps: {
+    sockets: SocketServer;
+    chatbots: ChatbotStore;
+    conversations: ConversationStore;
+    leads: LeadStore;
+    logger: Logger;
+  }) {
     this.sockets = deps.sockets;
     this.chatbots = deps.chatbots;
+    this.views = new AgentConversations(deps);
     this.logger = deps.logger;
   }
 
@@ -55,23 +78,24 @@ export class AgentHub {
     for (const socket of this.byAgent.get(agentId) ?? []) refuseAgent(this.sockets, socket);
   }
 
+  /** The owner's canned replies changed (in any process): the owner's sockets here read them again. */
+  cannedRepliesChanged(userId: string): void {
+    const push: AgentCannedRepliesChangedPush = { type: 'canned_replies_changed' };
+    for (const socket of this.byOwner.get(userId) ?? []) this.sockets.send(socket, push);
+  }
+
   /** A signal from any process: pushes it to the agents of the chatbot's owner connected here. */
   onSignal(signal: ReceivedSignal): void {
-    if (signal.kind !== 'message' && signal.kind !== 'escalated') return;
+    if (!pushed(signal)) return;
     if (this.byOwner.size === 0) return;
     this.queue = this.queue
       .then(async () => {
-        const push: AgentPush =
-          signal.kind === 'message'
-            ? { type: 'message', chatbot_id: signal.chatbot_id, session_id: signal.session_id, ...signal.message }
-            : {
-                type: 'escalated',
-                chatbot_id: signal.chatbot_id,
-                session_id: signal.session_id,
-                escalated_at: signal.escalated_at,
-              };
-        const owner = (await this.chatbots.get(signal.chatbot_id)).user_id;
-        for (const socket of this.byOwner.get(owner) ?? []) this.sockets.send(socket, push);
+        const chatbot = await this.chatbots.get(signal.chatbot_id);
+        const sockets = this.byOwner.get(chatbot.user_id);
+        if (!sockets) return;
+        const push = await this.views.push(signal, chatbot);
+        // The owner's sockets as they are now: one may have closed while the push was made.
+        if (push) for (const socket of this.byOwner.get(chatbot.user_id) ?? []) this.sockets.send(socket, push);
       })
       .catch((error: unknown) => this.logger.warn({ err: error }, 'could not push to agents'));
   }

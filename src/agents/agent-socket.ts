@@ -14,6 +14,9 @@ import type { Agent } from './agent.ts';
 import type { AgentStore } from '../store/agent-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
+import type { LeadStore } from '../store/lead-store.ts';
+import { AgentConversations } from './agent-conversations.ts';
+import type { ReplySuggester } from './reply-suggester.ts';
 import { parseAgentFrame, refOf, type AgentCommand, type Ref } from './agent-frames.ts';
 import { refuseAgent, UNAUTHORIZED, type AgentHub } from './agent-hub.ts';
 
@@ -22,7 +25,10 @@ export interface AgentSocketDeps {
   agents: AgentStore;
   chatbots: ChatbotStore;
   conversations: ConversationStore;
+  leads: LeadStore;
   control: ConversationControl;
+  /** Writes the drafts `suggest` asks for. */
+  suggestions: ReplySuggester;
   presence: AgentPresence;
   hub: AgentHub;
   sockets: SocketServer;
@@ -35,22 +41,22 @@ export interface AgentSocketDeps {
   authTimeoutMs: number;
 }
 
-/** Conversations listed per chatbot at sign-in, and in all. */
-const PER_CHATBOT = 100;
-const LISTED = 200;
 /** A conversation counts as live this long after its last activity (escalated or held ones always do). */
 const LIVE_MS = 24 * 3600 * 1000;
 
 /**
  * The agents' socket (`/agents/v1/socket`): an auth frame first (else an error frame and close 4401),
  * then the owner's live and escalated conversations, pushed messages and escalations, and the
- * takeover, reply and release commands, each answered with `ok` or an error frame carrying its `ref`.
+ * takeover, reply and release commands, each answered with `ok` or an error frame carrying its `ref`,
+ * and `suggest`, answered with a `suggestion` frame or an error frame.
  */
 export class AgentSocket implements SocketRoute {
   private readonly deps: AgentSocketDeps;
+  private readonly views: AgentConversations;
 
   constructor(deps: AgentSocketDeps) {
     this.deps = deps;
+    this.views = new AgentConversations(deps);
   }
 
   admit(): Promise<Refusal | Accept> {
@@ -91,7 +97,8 @@ export class AgentSocket implements SocketRoute {
     this.deps.hub.add(agent, socket);
     this.stayOnline(socket, agent);
     this.send(socket, { type: 'authenticated' });
-    this.send(socket, { type: 'conversations', items: await this.listing(agent.user_id) });
+    const since = this.deps.clock.nowMicros() / 1000 - LIVE_MS;
+    this.send(socket, { type: 'conversations', items: await this.views.list(agent.user_id, since) });
     return agent;
   }
 
@@ -100,32 +107,22 @@ export class AgentSocket implements SocketRoute {
     // A revoked agent is cut off at its next command.
     if (!(await this.deps.agents.isActive(agent))) return this.refuse(socket, 'Invalid agent token.');
     const chatbot = await this.deps.chatbots.getOwned(agent.user_id, command.chatbotId);
+    if (command.kind === 'suggest') {
+      const pending = await this.deps.suggestions.admit(agent, chatbot, command.sessionId);
+      // Written outside this frame's turn: the socket's next frames (a reply, a release) do not wait
+      // for an LLM call.
+      void pending.write().then(
+        (content) => this.send(socket, { type: 'suggestion', ref: command.ref, content }),
+        (error: unknown) => this.fail(socket, error, command.ref),
+      );
+      return;
+    }
     const control = this.deps.control;
     if (command.kind === 'takeover') await control.takeOver(chatbot.id, command.sessionId, agent.name);
     else if (command.kind === 'release') await control.release(chatbot.id, command.sessionId, agent.name);
     else if (command.kind === 'reply') await control.reply(chatbot.id, command.sessionId, agent.name, command.content);
+    else if (command.kind === 'typing') await control.agentTyping(chatbot.id, command.sessionId, agent.name);
     this.send(socket, { type: 'ok', ref: command.ref });
-  }
-
-  /** Live (active in the last day) and escalated or held conversations, newest activity first. */
-  private async listing(userId: string) {
-    const chatbots = await this.deps.chatbots.listForUser(userId);
-    const since = this.deps.clock.nowMicros() / 1000 - LIVE_MS;
-    const rows = (
-      await Promise.all(chatbots.map((chatbot) => this.deps.conversations.recent(chatbot.id, PER_CHATBOT)))
-    ).flat();
-    return rows
-      .filter((row) => row.escalated_at || row.taken_over_by || Date.parse(row.last_activity_at) >= since)
-      .sort((a, b) => b.last_activity_at.localeCompare(a.last_activity_at))
-      .slice(0, LISTED)
-      .map(({ chatbot_id, session_id, source, escalated_at, taken_over_by, last_message }) => ({
-        chatbot_id,
-        session_id,
-        source,
-        escalated_at,
-        taken_over_by,
-        last_message,
-      }));
   }
 
   /** Counts the connection as an online agent of its owner while it is open. */

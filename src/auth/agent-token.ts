@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from './secret-hash.ts';
 
 const SHAPE = /^ag_[A-Za-z0-9_-]{43}$/;
 
@@ -14,5 +15,5 @@ export function isWellFormedAgentToken(token: unknown): token is string {
 
 /** The only form of an agent token that is stored: its SHA-256, hex. */
 export function hashAgentToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256Hex(token);
 }

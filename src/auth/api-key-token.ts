@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from './secret-hash.ts';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -31,7 +32,7 @@ export function isWellFormedApiKey(token: string): boolean {
 
 /** The only form of a key that is stored: its SHA-256, hex. */
 export function hashApiKey(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256Hex(token);
 }
 
 /** The part of a key shown in listings: its first 8 characters. */

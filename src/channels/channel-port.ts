@@ -1,4 +1,5 @@
-import type { WidgetPush } from '../contract/widget-protocol.ts';
+import type { WidgetHandoffPush, WidgetPush } from '../contract/widget-protocol.ts';
+import { sourcesFooter } from '../conversations/citations.ts';
 import type { Channel } from '../conversations/session.ts';
 
 /**
@@ -28,4 +29,48 @@ export interface ChannelPort {
   reload(chatbotId: string): Promise<void>;
   /** Rejects when the visitor could not be reached from here; a push the channel cannot show is dropped. */
   deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void>;
+}
+
+/** What a chat app adds to a reply the sources could not give, where writing it escalates (smart intent). */
+export const ASK_FOR_HUMAN_HINT = 'To talk to a person, write "talk to a human".';
+
+/**
+ * What a chat app sends for a push, as plain text; undefined for one it shows otherwise (typing) or
+ * not at all. A reply has its sources listed after it ("Sources:" and a line each), since chat apps
+ * have no chips, and how to reach a person where the widget would offer one; a hand-off change is a
+ * short line ("Maria joined the conversation.").
+ */
+export function chatText(push: VisitorPush): string | undefined {
+  switch (push.type) {
+    case 'notice':
+      return push.content;
+    case 'message': {
+      const hint = push.handoff ? `\n\n${ASK_FOR_HUMAN_HINT}` : '';
+      return push.content + sourcesFooter(push.citations ?? []) + hint;
+    }
+    case 'handoff':
+      return handoffLine(push);
+    default:
+      return undefined;
+  }
+}
+
+/** A hand-off change as a chat app says it. */
+function handoffLine(push: WidgetHandoffPush): string {
+  const name = push.agent?.name ?? 'An agent';
+  if (push.change === 'joined') return `${name} joined the conversation.`;
+  if (push.change === 'left') return `${name} left the conversation. The assistant is back.`;
+  if (!push.open) {
+    const when = push.opens_at && push.time_zone ? ` when we open (${officeTime(push.opens_at, push.time_zone)})` : '';
+    return `We've asked a person to join. We're closed right now; someone will reply here${when}.`;
+  }
+  return push.agents_online
+    ? "We've asked a person to join. They will reply here."
+    : "We've asked a person to join. Nobody is available right now; they will reply here as soon as they can.";
+}
+
+/** An opening time as the office says it: "Monday 09:00 Europe/Berlin time". */
+function officeTime(at: string, timeZone: string): string {
+  const format = new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'long', hour: '2-digit', minute: '2-digit' });
+  return `${format.format(new Date(at))} ${timeZone} time`;
 }

@@ -49,7 +49,15 @@ export async function answerTurn(
     channel.clock.clearTimer(typing);
     if (outcome.kind === 'failed') throw outcome.error;
     if (outcome.kind === 'reply') {
-      await deliver({ type: 'message', role: 'assistant', content: outcome.text, created_at: outcome.createdAt });
+      await deliver({
+        type: 'message',
+        role: 'assistant',
+        content: outcome.text,
+        created_at: outcome.createdAt,
+        ...(outcome.citations.length > 0 ? { citations: outcome.citations } : {}),
+        ...(outcome.streamId ? { stream_id: outcome.streamId } : {}),
+        ...(outcome.handoff && canAskForHuman(channel.name, message.chatbot) ? { handoff: true } : {}),
+      });
     }
     // A human took over while the AI worked: the chat stops showing it typing.
     else if (typing) await deliver({ type: 'typing_stopped' });
@@ -57,6 +65,14 @@ export async function answerTurn(
     channel.clock.clearTimer(typing);
     await fail(error);
   }
+}
+
+/**
+ * Whether a visitor of the channel can ask for a human: the widget has its button; in a chat app, only
+ * by writing it, which escalates when the chatbot's smart intent is on.
+ */
+function canAskForHuman(channel: Channel, chatbot: InboundMessage['chatbot']): boolean {
+  return channel === 'embed' || chatbot.settings.escalation.smart_intent;
 }
 
 /**

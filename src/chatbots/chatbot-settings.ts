@@ -1,19 +1,32 @@
+import { minutesOf, NO_OFFICE_HOURS } from './office-hours.ts';
 import { z } from 'zod';
-import type { ChatbotSettings, SettingsPatchBody } from '../contract/chatbot-settings.ts';
+import type { ChatbotSettings, SettingsPatchBody, Weekday } from '../contract/chatbot-settings.ts';
 import { ValidationError } from '../errors.ts';
 
 // The settings' shape is the contract's (the dashboard and the widget read it); this module checks
 // changes to it and reads it from Redis.
 export type { ChatbotSettings, EscalationRules } from '../contract/chatbot-settings.ts';
 
+/**
+ * The greeting a new chatbot's widget opens with. It is the setting's default, not the widget's
+ * fallback: the owner sees it in the settings and can change it, or clear it for no greeting.
+ */
+export const DEFAULT_WELCOME_MESSAGE = 'Hi! How can I help you today?';
+
 export const DEFAULT_SETTINGS: ChatbotSettings = {
   allowed_origins: [],
   lead_fields: [],
   ctas: [],
   escalation: { smart_intent: true, keywords: [], fallback_streak: 0 },
-  widget: { title: '', color: '#2563eb', welcome_message: '' },
+  widget: { title: '', color: '#2563eb', welcome_message: DEFAULT_WELCOME_MESSAGE },
   retrieval: { query_rewrite: false },
+  answers: { citations: true, api_citations: false, sources_only: false },
+  hours: NO_OFFICE_HOURS,
+  retention: { conversations_days: null, leads_days: null },
 };
+
+/** The longest retention a chatbot may set, in days (ten years). */
+export const MAX_RETENTION_DAYS = 3650;
 
 const origin = z.string().transform((value, ctx) => {
   let url: URL;
@@ -53,6 +66,60 @@ const cta = z
   .refine((value) => value.action !== 'message' || value.message !== undefined, {
     message: 'a message action needs a message',
   });
+
+const clock = z.string().regex(/^(?:[01]\d|2[0-3]):[0-5]\d$|^24:00$/, { message: 'must be a time like 09:00' });
+const interval = z
+  .tuple([clock, clock])
+  .refine(([from, to]) => minutesOf(from) < minutesOf(to), { message: 'must end after it starts' });
+const day = z
+  .array(interval)
+  .max(6)
+  .refine(
+    (intervals) =>
+      [...intervals]
+        .sort((a, b) => minutesOf(a[0]) - minutesOf(b[0]))
+        .every((current, i, sorted) => i === 0 || minutesOf(sorted[i - 1]![1]) <= minutesOf(current[0])),
+    { message: 'intervals must not overlap' },
+  );
+const timeZone = z.string().refine(
+  (zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return zone.length <= 64;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an IANA time zone like Europe/Berlin' },
+);
+const officeHours = z.strictObject({
+  enabled: z.boolean({ error: 'must be true or false' }).default(false),
+  time_zone: timeZone.default('UTC'),
+  weekly: z
+    .strictObject({
+      mon: day.default([]),
+      tue: day.default([]),
+      wed: day.default([]),
+      thu: day.default([]),
+      fri: day.default([]),
+      sat: day.default([]),
+      sun: day.default([]),
+    } satisfies Record<Weekday, z.ZodType>)
+    .default(NO_OFFICE_HOURS.weekly),
+  holidays: z
+    .array(z.iso.date({ message: 'must be a date like 2026-12-25' }))
+    .max(100)
+    .default([]),
+  contact_after_minutes: z.number().int().min(0).max(1440).default(0),
+});
+
+const RETENTION_DAYS = `must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or null (keep for ever)`;
+const retentionDays = z
+  .number({ error: RETENTION_DAYS })
+  .int({ message: RETENTION_DAYS })
+  .min(1, { message: RETENTION_DAYS })
+  .max(MAX_RETENTION_DAYS, { message: RETENTION_DAYS })
+  .nullable();
 
 // Every setting of the contract's patch, and no other, has its schema here.
 const settingsPatch = z.strictObject({
@@ -95,6 +162,20 @@ const settingsPatch = z.strictObject({
       query_rewrite: z.boolean({ error: 'must be true or false' }).optional(),
     })
     .optional(),
+  answers: z
+    .strictObject({
+      citations: z.boolean({ error: 'must be true or false' }).optional(),
+      api_citations: z.boolean({ error: 'must be true or false' }).optional(),
+      sources_only: z.boolean({ error: 'must be true or false' }).optional(),
+    })
+    .optional(),
+  hours: officeHours.optional(),
+  retention: z
+    .strictObject({
+      conversations_days: retentionDays.optional(),
+      leads_days: retentionDays.optional(),
+    })
+    .optional(),
 } satisfies Record<keyof SettingsPatchBody, z.ZodType>);
 
 /** A change to some of the settings; what is left out stays as it was. */
@@ -119,7 +200,15 @@ export function applySettingsPatch(current: ChatbotSettings, patch: unknown): Ch
     escalation: { ...current.escalation, ...withoutUndefined(next.escalation ?? {}) },
     widget: { ...current.widget, ...withoutUndefined(next.widget ?? {}) },
     retrieval: { ...current.retrieval, ...withoutUndefined(next.retrieval ?? {}) },
+    answers: { ...current.answers, ...withoutUndefined(next.answers ?? {}) },
+    hours: next.hours ?? current.hours,
+    retention: { ...current.retention, ...withoutUndefined(next.retention ?? {}) },
   };
+}
+
+/** Whether the settings delete anything after a while (conversations, leads or both). */
+export function retentionOn(settings: Pick<ChatbotSettings, 'retention'>): boolean {
+  return settings.retention.conversations_days !== null || settings.retention.leads_days !== null;
 }
 
 /** Reads stored settings; anything missing takes its default. */
@@ -132,6 +221,9 @@ export function parseSettings(json: string | undefined): ChatbotSettings {
     escalation: { ...DEFAULT_SETTINGS.escalation, ...stored.escalation },
     widget: { ...DEFAULT_SETTINGS.widget, ...stored.widget },
     retrieval: { ...DEFAULT_SETTINGS.retrieval, ...stored.retrieval },
+    answers: { ...DEFAULT_SETTINGS.answers, ...stored.answers },
+    hours: stored.hours ?? structuredClone(NO_OFFICE_HOURS),
+    retention: { ...DEFAULT_SETTINGS.retention, ...stored.retention },
   };
 }
 

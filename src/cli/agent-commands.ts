@@ -12,7 +12,10 @@ export function registerAgentCommands(program: Command): void {
     .description('a new agent; its token is shown once')
     .requiredOption('--user <id>', 'owner account id')
     .requiredOption('--name <name>', 'the name visitors and other agents see')
-    .action((opts: { user: string; name: string }) => runCommand((s) => s.agents.create(opts.user, opts.name)));
+    .option('--initial <letters>', "one or two letters for the agent's avatar (default: the name's first letter)")
+    .action((opts: { user: string; name: string; initial?: string }) =>
+      runCommand((s) => s.agents.create(opts.user, opts.name, opts.initial ?? '')),
+    );
   agent
     .command('list')
     .requiredOption('--user <id>', 'owner account id')

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { chatbotDetailView, chatbotListView } from '../views.ts';
 import type { SettingsPatch } from '../chatbots/chatbot-settings.ts';
-import { CliError, runCommand } from './cli-runtime.ts';
+import type { Chatbot } from '../chatbots/chatbot.ts';
+import type { Services } from '../services.ts';
+import { CliError, onOff, runCommand, type CommandContext } from './cli-runtime.ts';
+import { providerWarning } from './doctor.ts';
 
 interface CreateOptions {
   user: string;
@@ -22,6 +25,12 @@ interface ConfigureOptions {
   color?: string;
   welcomeMessage?: string;
   queryRewrite?: string;
+  citations?: string;
+  apiCitations?: string;
+  sourcesOnly?: string;
+  officeHours?: string;
+  retentionDays?: string;
+  leadRetentionDays?: string;
 }
 
 /** `bot create|update|pause|resume|delete|configure`. */
@@ -36,7 +45,7 @@ export function registerChatbotCommands(program: Command): void {
     .option('--system-prompt <text>', 'persona / system prompt')
     .option('--fallback-message <text>', 'reply when the LLM cannot answer')
     .action((opts: CreateOptions) =>
-      runCommand(async (s) => {
+      runCommand(async (s, context) => {
         const created = await s.chatbots.create(opts.user, {
           name: opts.name,
           provider: opts.provider,
@@ -44,6 +53,7 @@ export function registerChatbotCommands(program: Command): void {
           systemPrompt: opts.systemPrompt,
           fallbackMessage: opts.fallbackMessage,
         });
+        await warnOfProvider(s, created, context);
         return chatbotDetailView(created);
       }),
     );
@@ -67,9 +77,11 @@ export function registerChatbotCommands(program: Command): void {
     .option('--system-prompt <text>', 'persona / system prompt')
     .option('--fallback-message <text>', 'reply when the LLM cannot answer')
     .action((opts: Omit<CreateOptions, 'user' | 'name'> & { bot: string; name?: string }) =>
-      runCommand(async (s) => {
+      runCommand(async (s, context) => {
         const { bot: id, ...patch } = opts;
-        return chatbotDetailView(await s.chatbots.update(id, patch));
+        const updated = await s.chatbots.update(id, patch);
+        await warnOfProvider(s, updated, context);
+        return chatbotDetailView(updated);
       }),
     );
   for (const [name, active] of [
@@ -94,7 +106,9 @@ export function registerChatbotCommands(program: Command): void {
     );
   bot
     .command('configure')
-    .description('widget, lead form, escalation and retrieval settings; prints them all (with no option: unchanged)')
+    .description(
+      'widget, lead form, escalation, retrieval, answer, office-hours and retention settings; prints them all (with no option: unchanged)',
+    )
     .requiredOption('--bot <id>', 'chatbot id')
     .option('--allowed-origins <list>', 'comma-separated origins allowed to embed the widget ("" = any)')
     .option('--lead-fields <fields>', 'custom lead-form fields: "name:Label[*],…" (* = required) or a JSON array')
@@ -110,6 +124,22 @@ export function registerChatbotCommands(program: Command): void {
       '--query-rewrite <on|off>',
       "rewrite each message with the chatbot's LLM before retrieving (one more LLM call per message; default off)",
     )
+    .option('--citations <on|off>', 'answers cite their sources as [1], [2]: chips in the widget (default on)')
+    .option('--api-citations <on|off>', 'REST API replies keep [1] markers and list their sources (default off)')
+    .option(
+      '--office-hours <json>',
+      'JSON {"enabled":bool,"time_zone":"Europe/Berlin","weekly":{"mon":[["09:00","17:00"]],…},' +
+        '"holidays":["2026-12-25"],"contact_after_minutes":N}, replaced whole',
+    )
+    .option(
+      '--sources-only <on|off>',
+      'nothing relevant in the sources: reply with the fallback message and offer a human, no LLM (default off)',
+    )
+    .option(
+      '--retention-days <n|off>',
+      'delete conversations inactive for more than N days (the gateways sweep hourly); off keeps them',
+    )
+    .option('--lead-retention-days <n|off>', 'delete leads captured more than N days ago; off keeps them')
     .action((opts: ConfigureOptions) =>
       runCommand(async (s) => {
         const settings = await s.chatbots.configure(opts.bot, settingsPatch(opts));
@@ -130,12 +160,26 @@ function settingsPatch(opts: ConfigureOptions): SettingsPatch {
   if (opts.welcomeMessage !== undefined) widget.welcome_message = opts.welcomeMessage;
   if (Object.keys(widget).length > 0) patch.widget = widget;
   if (opts.queryRewrite !== undefined) patch.retrieval = { query_rewrite: onOff('--query-rewrite', opts.queryRewrite) };
+  const answers: Record<string, boolean> = {};
+  if (opts.citations !== undefined) answers.citations = onOff('--citations', opts.citations);
+  if (opts.apiCitations !== undefined) answers.api_citations = onOff('--api-citations', opts.apiCitations);
+  if (opts.sourcesOnly !== undefined) answers.sources_only = onOff('--sources-only', opts.sourcesOnly);
+  if (Object.keys(answers).length > 0) patch.answers = answers;
+  if (opts.officeHours !== undefined) patch.hours = json('--office-hours', opts.officeHours);
+  const retention: Record<string, number | null> = {};
+  if (opts.retentionDays !== undefined) retention.conversations_days = days('--retention-days', opts.retentionDays);
+  if (opts.leadRetentionDays !== undefined) {
+    retention.leads_days = days('--lead-retention-days', opts.leadRetentionDays);
+  }
+  if (Object.keys(retention).length > 0) patch.retention = retention;
   return patch;
 }
 
-function onOff(option: string, value: string): boolean {
-  if (value === 'on' || value === 'off') return value === 'on';
-  throw new CliError(`${option} must be on or off`);
+/** A number of days, or `off` (null: kept for ever); the settings' rules check the number. */
+function days(option: string, value: string): number | null {
+  if (value === 'off') return null;
+  if (!/^\d+$/.test(value)) throw new CliError(`${option} must be a number of days or off`);
+  return Number(value);
 }
 
 function list(value: string): string[] {
@@ -162,4 +206,10 @@ function json(option: string, value: string): unknown {
   } catch (error) {
     throw new CliError(`${option} must be JSON: ${(error as Error).message}`);
   }
+}
+
+/** A chatbot on a provider the gateways cannot call is made or kept, with a warning that says so. */
+async function warnOfProvider(s: Services, chatbot: Chatbot, context: CommandContext): Promise<void> {
+  const warning = providerWarning(chatbot, await s.gateways.setup());
+  if (warning) context.warn(warning);
 }

@@ -15,11 +15,22 @@ export interface CommandContext {
   redis: RedisClient;
   config: Config;
   logger: Logger;
+  /**
+   * Says something the operator should know beside the result, as a `warning: …` line on stderr
+   * (the command still succeeds, and stdout still carries only its JSON value).
+   */
+  warn: (line: string) => void;
 }
 
 /** A command failed in a way the operator can act on; the message is printed as is. */
 export class CliError extends Error {
   override name = 'CliError';
+}
+
+/** An `<on|off>` option's value as a boolean; anything else is refused naming the option. */
+export function onOff(option: string, value: string): boolean {
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new CliError(`${option} must be on or off`);
 }
 
 /** A `--bot` given by name rather than id, resolved once Redis is open (see acceptChatbotNames). */
@@ -63,6 +74,30 @@ async function chatbotNamed(s: Services, name: string): Promise<string> {
 export async function runCommand(
   action: (services: Services, context: CommandContext) => Promise<unknown>,
 ): Promise<void> {
+  await runWithServices(async (services, context) => {
+    const result = await action(services, context);
+    return () => writeOut(`${JSON.stringify(result)}\n`);
+  });
+}
+
+/**
+ * Runs a command that prints a stream of lines (`export`: JSON Lines) instead of one JSON value:
+ * `write` puts each line on stdout as it comes, waiting while stdout is full. A failure midway ends
+ * the stream where it is, with the one-line error on stderr and exit code 1.
+ */
+export async function runStreamingCommand(
+  action: (services: Services, context: CommandContext, write: (line: string) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  await runWithServices(async (services, context) => {
+    await action(services, context, (line) => writeOut(`${line}\n`));
+    return () => Promise.resolve();
+  });
+}
+
+/** Opens Redis and the service layer for a command; what the command returns is printed once it succeeded. */
+async function runWithServices(
+  action: (services: Services, context: CommandContext) => Promise<() => Promise<void>>,
+): Promise<void> {
   try {
     const config = loadConfig();
     // Logs would break the one-JSON-value contract on stdout: the CLI reports through its exit.
@@ -71,8 +106,13 @@ export async function runCommand(
     try {
       const services = createServices(handle.redis, config, systemClock, logger);
       if (chatbotName) chatbotName.command.setOptionValue('bot', await chatbotNamed(services, chatbotName.name));
-      const result = await action(services, { redis: handle.redis, config, logger });
-      process.stdout.write(`${JSON.stringify(result)}\n`);
+      const warnings: string[] = [];
+      const warn = (line: string) => void warnings.push(line);
+      const print = await action(services, { redis: handle.redis, config, logger, warn });
+      // An escalation noted a question for the unanswered inbox: it is recorded before Redis closes.
+      await services.unansweredRecorder.settled();
+      await print();
+      for (const line of warnings) process.stderr.write(`warning: ${line}\n`);
     } finally {
       await handle.close();
     }
@@ -80,6 +120,13 @@ export async function runCommand(
     process.stderr.write(`${oneLine(error)}\n`);
     process.exitCode = 1;
   }
+}
+
+/** Writes to stdout, resolving once the text is handed on (at once, or when a full pipe drains). */
+function writeOut(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve()));
+  });
 }
 
 function oneLine(error: unknown): string {

@@ -28,7 +28,7 @@ const ACTIONS: Array<[string, string, Action]> = [
 /** Conversations read per round trip while listing. */
 const LIST_PAGE = 200;
 
-/** `conversation list|show|escalate|takeover|release`. */
+/** `conversation list|show|escalate|takeover|release|delete`. */
 export function registerConversationCommands(program: Command): void {
   const conversation = program.command('conversation').description('conversations');
   conversation
@@ -66,4 +66,17 @@ export function registerConversationCommands(program: Command): void {
         }),
       );
   }
+  conversation
+    .command('delete')
+    .description(
+      "a visitor's erasure request: deletes the conversation with everything keyed by it, and the lead it left",
+    )
+    .requiredOption('--bot <id>', 'chatbot id')
+    .requiredOption('--session <id>', 'session id')
+    .action((opts: { bot: string; session: string }) =>
+      runCommand(async (s) => {
+        await s.chatbots.get(opts.bot);
+        return s.conversationErasure.erase(opts.bot, opts.session);
+      }),
+    );
 }

@@ -1,19 +1,41 @@
 import type { Command } from 'commander';
-import { webhookView } from '../webhooks/webhook.ts';
-import { runCommand } from './cli-runtime.ts';
+import { LIFECYCLE_EVENT_NAMES, SPEC_EVENT_NAMES } from '../contract/webhook.ts';
+import { webhookView, withSecret } from '../webhooks/webhook.ts';
+import { onOff, runCommand } from './cli-runtime.ts';
 
-/** `webhook create|list|delete|rotate-secret|deliveries|redeliver`. */
+/** `webhook create|configure|list|delete|rotate-secret|deliveries|redeliver`. */
 export function registerWebhookCommands(program: Command): void {
   const webhook = program.command('webhook').description('signed webhooks and their delivery log');
   webhook
     .command('create')
     .requiredOption('--bot <id>', 'chatbot id')
     .requiredOption('--url <url>', 'destination (http or https, public address)')
-    .requiredOption('--events <list>', 'comma-separated event names')
-    .action((opts: { bot: string; url: string; events: string }) =>
+    .requiredOption(
+      '--events <list>',
+      `comma-separated event names: ${SPEC_EVENT_NAMES.join(', ')}; beyond the API spec, only when named: ${LIFECYCLE_EVENT_NAMES.join(', ')}`,
+    )
+    .option(
+      '--standard-webhooks',
+      'also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)',
+    )
+    .action((opts: { bot: string; url: string; events: string; standardWebhooks?: true }) =>
       runCommand(async (s) => {
         await s.chatbots.get(opts.bot);
-        return s.webhooks.create(opts.bot, opts.url, opts.events.split(','));
+        const standardWebhooks = opts.standardWebhooks === true;
+        return s.webhooks.create(opts.bot, opts.url, opts.events.split(','), { standardWebhooks });
+      }),
+    );
+  webhook
+    .command('configure')
+    .requiredOption('--webhook <id>', 'webhook id')
+    .requiredOption(
+      '--standard-webhooks <on|off>',
+      'send the Standard Webhooks headers besides X-Switchboard-Signature, or stop',
+    )
+    .action((opts: { webhook: string; standardWebhooks: string }) =>
+      runCommand(async (s) => {
+        const on = onOff('--standard-webhooks', opts.standardWebhooks);
+        return withSecret(await s.webhooks.setStandardWebhooks(opts.webhook, on));
       }),
     );
   webhook

@@ -30,6 +30,18 @@ export interface InviteBody {
   password: string;
 }
 
+/** `GET /dashboard/api/setup`: whether no owner account exists yet (the first-run page is offered). */
+export interface SetupState {
+  setup_needed: boolean;
+}
+
+/** `POST /dashboard/api/setup`: the first owner account, with the setup token the gateway printed. */
+export interface SetupBody {
+  token: string;
+  email: string;
+  password: string;
+}
+
 /** `DELETE /dashboard/api/session` and `…/sessions` (everywhere). */
 export interface SignedOut {
   signed_out: true;

@@ -4,6 +4,8 @@
 export interface AgentView {
   id: string;
   name: string;
+  /** The letters on the agent's avatar: the owner's choice, else the name's first letter. */
+  initial: string;
   created_at: string;
   active: boolean;
 }
@@ -18,4 +20,6 @@ export interface CreatedAgent {
 /** `POST /dashboard/api/agents` */
 export interface NewAgentBody {
   name: string;
+  /** One or two letters or digits for the avatar; left out, the name's first letter. */
+  initial?: string;
 }

@@ -47,7 +47,53 @@ export interface RetrievalSettings {
   query_rewrite: boolean;
 }
 
-/** Per-chatbot settings of the widget, lead form, escalation and retrieval. */
+/** How the chatbot's answers are given. */
+export interface AnswerSettings {
+  /**
+   * Replies cite the passages they use as `[1]`, `[2]`: the widget shows them as numbered source
+   * chips, Telegram and WhatsApp as a short "Sources:" list, agents beside the reply.
+   */
+  citations: boolean;
+  /**
+   * The REST API's replies keep their `[1]`-style markers, followed by a plain "Sources:" list;
+   * off, the API's replies have no markers.
+   */
+  api_citations: boolean;
+  /**
+   * When retrieval finds no passage above the relevance floor, the chatbot does not ask its LLM: it
+   * answers with its fallback message and offers a human (or the lead form when none is online).
+   */
+  sources_only: boolean;
+}
+
+/** A day of the week as office hours name it. */
+export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+
+/**
+ * When people answer. Outside the hours, a visitor who asks for a person is offered the contact form
+ * and told when the office opens; inside them with no agent online, after `contact_after_minutes`.
+ */
+export interface OfficeHours {
+  enabled: boolean;
+  /** An IANA time zone, e.g. `Europe/Berlin`. */
+  time_zone: string;
+  /** Each day's opening intervals, `["09:00","17:00"]` (the end excluded; `24:00` is midnight). */
+  weekly: Record<Weekday, Array<[string, string]>>;
+  /** Days off, `YYYY-MM-DD` in the office's time zone. */
+  holidays: string[];
+  contact_after_minutes: number;
+}
+
+/**
+ * How long the chatbot's conversations and leads are kept, in days; `null` keeps them for ever. The
+ * gateways delete a conversation whose last activity, and a lead whose capture, is older than that.
+ */
+export interface RetentionSettings {
+  conversations_days: number | null;
+  leads_days: number | null;
+}
+
+/** Per-chatbot settings of the widget, lead form, escalation, retrieval, answers, office hours and retention. */
 export interface ChatbotSettings {
   /** Origins allowed to open the widget socket, e.g. `https://example.com`; empty: any. */
   allowed_origins: string[];
@@ -56,6 +102,9 @@ export interface ChatbotSettings {
   escalation: EscalationRules;
   widget: WidgetLook;
   retrieval: RetrievalSettings;
+  answers: AnswerSettings;
+  hours: OfficeHours;
+  retention: RetentionSettings;
 }
 
 /** `GET` and `PATCH /dashboard/api/chatbots/{id}/settings`: the settings and whose they are. */
@@ -72,4 +121,8 @@ export interface SettingsPatchBody {
   escalation?: Partial<EscalationRules>;
   widget?: Partial<WidgetLook>;
   retrieval?: Partial<RetrievalSettings>;
+  answers?: Partial<AnswerSettings>;
+  /** Office hours are replaced whole (what is left out of them takes its default). */
+  hours?: Partial<OfficeHours>;
+  retention?: Partial<RetentionSettings>;
 }

@@ -12,3 +12,6 @@ export interface Lead {
   custom_data: Record<string, string>;
   created_at: string;
 }
+
+/** Who a conversation's visitor said they are, as the dashboard names the conversation after its lead. */
+export type LeadName = Pick<Lead, 'lead_id' | 'name' | 'email'>;

@@ -70,12 +70,18 @@ export interface SourceSyncState {
   next_sync_at: string;
 }
 
+/** How long a text source's text is: what the dashboard shows of it where other sources show pages. */
+export interface TextSize {
+  characters: number;
+  words: number;
+}
+
 /**
  * `GET /dashboard/api/chatbots/{id}/sources` (one element), and what adding or changing a source
- * answers: the operator's source, its syncs (url and connector sources only), and what it is doing
- * now ("read 3 of 10 documents"; '' when idle).
+ * answers: the operator's source, its syncs (url and connector sources only), its text's size (text
+ * sources only), and what it is doing now ("read 3 of 10 documents"; '' when idle).
  */
-export type DashboardSource = OperatorSource & Partial<SourceSyncState> & { progress: string };
+export type DashboardSource = OperatorSource & Partial<SourceSyncState> & Partial<TextSize> & { progress: string };
 
 /** `POST /dashboard/api/sources/{id}/sync`: the source, and whether its sync was queued or is running already. */
 export type SyncStarted = DashboardSource & { sync: 'queued' | 'running' };

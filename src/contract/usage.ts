@@ -8,4 +8,6 @@ export interface Usage {
   used: number;
   limit: number | null;
   days: Array<{ date: string; messages: number }>;
+  /** Per chatbot, the AI replies of the month that visitors rated up and down (thumbs in the widget). */
+  ratings: Array<{ chatbot_id: string; name: string; up: number; down: number }>;
 }

@@ -1,9 +1,17 @@
-import { AuthenticationError, NotFoundError, RateLimitError, UnavailableError, ValidationError } from '../errors.ts';
-import { normalizeEmail, type Account } from '../accounts/account.ts';
+import {
+  AuthenticationError,
+  ConflictError,
+  NotFoundError,
+  RateLimitError,
+  UnavailableError,
+  ValidationError,
+} from '../errors.ts';
+import { checkEmail, normalizeEmail, type Account } from '../accounts/account.ts';
 import type { AccountStore } from '../store/account-store.ts';
 import type { InviteStore } from '../store/invite-store.ts';
 import type { LoginGate } from '../admission/login-gate.ts';
 import type { PasswordStore } from '../store/password-store.ts';
+import type { SetupStore } from '../store/setup-store.ts';
 import type { NewSession, SessionStore } from '../store/session-store.ts';
 import {
   checkPassword,
@@ -22,6 +30,13 @@ export const SIGN_INS_IN_FLIGHT = 'Too many sign-in attempts at once. Try again 
 export const PASSWORD_CHECKS_BUSY = 'Too many sign-ins are being checked right now. Try again in a moment.';
 /** The answer to an invitation link that is unknown, used or expired. */
 const BAD_INVITE = 'This invitation link is invalid, used or expired.';
+
+/** The answer to a setup token that is unknown, used or expired. */
+export const BAD_SETUP_TOKEN = 'This setup token is invalid, used or expired. Restart the gateway for a new one.';
+/** The answer to a first-run setup once an owner account exists. */
+export const SETUP_DONE = 'The owner account already exists. Sign in instead.';
+/** How long a first-run setup token works. */
+export const SETUP_TOKEN_TTL_HOURS = 24;
 
 /** How long an invitation link works unless told otherwise. */
 const INVITE_TTL_HOURS = 72;
@@ -46,7 +61,10 @@ export interface OwnerAuthDeps {
   passwords: PasswordStore;
   sessions: SessionStore;
   invites: InviteStore;
+  setup: SetupStore;
   loginGate: LoginGate;
+  /** The plan of the first owner (the gateway's DEFAULT_PLAN). */
+  defaultPlan: string;
 }
 
 /**
@@ -96,6 +114,39 @@ export class OwnerAuth {
     // tabs racing the same link cannot both win, and a used link has always set its password.
     if (!(await this.deps.passwords.set(invite.userId, hash, invite))) throw new NotFoundError(BAD_INVITE);
     return this.openSession(invite.userId, hash, new NotFoundError(BAD_INVITE));
+  }
+
+  /**
+   * A first-run setup token, when no owner account exists (undefined otherwise): the gateway prints
+   * it at startup, and only then, for whoever runs it.
+   */
+  async firstRunToken(): Promise<string | undefined> {
+    if (await this.deps.accounts.anyExists()) return undefined;
+    return this.deps.setup.issue(SETUP_TOKEN_TTL_HOURS * 3600);
+  }
+
+  /** Whether the dashboard should offer to create the first owner. */
+  async setupNeeded(): Promise<boolean> {
+    return !(await this.deps.accounts.anyExists());
+  }
+
+  /**
+   * Creates the first owner account with a setup token and signs it in. The token is used up only
+   * after the input was checked and the slow hash done; then exactly one caller claims the first
+   * account, so two setup pages (or two tokens) racing make one owner.
+   */
+  async createFirstOwner(token: unknown, rawEmail: unknown, password: unknown): Promise<SignedIn> {
+    if (typeof rawEmail !== 'string') throw new ValidationError('email must be a valid email address.');
+    const email = checkEmail(rawEmail);
+    const checked = checkPassword(password);
+    if (await this.deps.accounts.anyExists()) throw new ConflictError(SETUP_DONE);
+    if (!(await this.deps.setup.pending(token))) throw new NotFoundError(BAD_SETUP_TOKEN);
+    const hash = await hashPassword(checked);
+    if (!(await this.deps.setup.consume(token))) throw new NotFoundError(BAD_SETUP_TOKEN);
+    if (!(await this.deps.accounts.claimFirst())) throw new ConflictError(SETUP_DONE);
+    const account = await this.deps.accounts.create(email, this.deps.defaultPlan);
+    await this.deps.passwords.set(account.id, hash);
+    return this.openSession(account.id, hash, new AuthenticationError(BAD_CREDENTIALS));
   }
 
   /**

@@ -1,9 +1,10 @@
 import type { Request, Response, Server } from 'restify';
-import type { AgentIdentity, AgentTranscript } from '../contract/agent-protocol.ts';
+import type { AgentCannedReply, AgentIdentity, AgentTranscript } from '../contract/agent-protocol.ts';
 import { checkSessionId } from '../conversations/session.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Agent } from '../agents/agent.ts';
 import type { AgentStore } from '../store/agent-store.ts';
+import type { CannedReplyStore } from '../store/canned-reply-store.ts';
 import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import { sendDetail } from './http-server.ts';
@@ -13,6 +14,7 @@ import { contentSecurityPolicy, serveBundle, serveWebFile } from './web-page.ts'
 /** What the agents' HTTP side reads. */
 export interface AgentRouteDeps {
   agents: AgentStore;
+  cannedReplies: CannedReplyStore;
   chatbots: ChatbotStore;
   conversations: ConversationStore;
   bundles: WebBundles;
@@ -34,9 +36,9 @@ const CONSOLE_PAGE = new URL('../../web/console/index.html', import.meta.url);
 
 /**
  * The agent console and what it reads with the agent's token as a Bearer credential: `GET /agents`
- * (the page), `GET /agents/console.js`, `GET /agents/v1/me` (who the token belongs to) and
+ * (the page), `GET /agents/console.js`, `GET /agents/v1/me` (who the token belongs to),
  * `GET /agents/v1/conversations/{chatbot_id}/{session_id}` (a transcript; another owner's
- * conversation is not found).
+ * conversation is not found) and `GET /agents/v1/canned-replies` (the owner's canned replies).
  */
 export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void {
   serveWebFile(server, '/agents', CONSOLE_PAGE, { contentType: 'text/html; charset=utf-8', csp: CONSOLE_POLICY });
@@ -47,6 +49,14 @@ export function registerAgentRoutes(server: Server, deps: AgentRouteDeps): void 
     if (!agent) return sendDetail(res, 401, 'Invalid agent token.');
     res.setHeader('Cache-Control', 'no-store');
     res.send(200, { id: agent.id, name: agent.name } satisfies AgentIdentity);
+  });
+
+  server.get('/agents/v1/canned-replies', async (req: Request, res: Response) => {
+    const agent = await bearerAgent(deps.agents, req);
+    if (!agent) return sendDetail(res, 401, 'Invalid agent token.');
+    res.setHeader('Cache-Control', 'no-store');
+    const replies = await deps.cannedReplies.list(agent.user_id);
+    res.send(200, replies.map(({ id, shortcut, text }) => ({ id, shortcut, text })) satisfies AgentCannedReply[]);
   });
 
   server.get('/agents/v1/conversations/:chatbot_id/:session_id', async (req: Request, res: Response) => {

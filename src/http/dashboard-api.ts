@@ -5,6 +5,7 @@ import type { TrustedProxies } from '../net/trusted-proxies.ts';
 import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { Webhook } from '../webhooks/webhook.ts';
 import type { Retrieval } from '../rag/retrieval-setup.ts';
+import type { ProviderCheck } from '../llm/provider-check.ts';
 import type { Services } from '../services.ts';
 import type { CookiePolicy, DashboardRequest } from './dashboard-session.ts';
 
@@ -25,6 +26,8 @@ export interface DashboardApi {
   trustedProxies: TrustedProxies;
   /** The search index a deleted source leaves at once, and the retriever "try a question" asks. */
   retrieval: Retrieval;
+  /** The providers' status and the "Test" call. */
+  providerCheck: ProviderCheck;
   clock: Clock;
 }
 

@@ -1,5 +1,5 @@
 import type { Request, Response, Server } from 'restify';
-import type { InviteBody, SessionInfo, SignedOut, SignInBody } from '../contract/account.ts';
+import type { InviteBody, SessionInfo, SetupBody, SetupState, SignedOut, SignInBody } from '../contract/account.ts';
 import type { SignedIn } from '../dashboard/owner-auth.ts';
 import type { Account } from '../accounts/account.ts';
 import { DASHBOARD_API, ownerOf, type DashboardApi } from './dashboard-api.ts';
@@ -10,7 +10,9 @@ import { jsonBody } from './json-body.ts';
 /**
  * Sign-in and sessions: `POST /session` (email and password), `GET /session` (who is signed in, and
  * the CSRF token), `DELETE /session` (sign out), `DELETE /sessions` (sign out everywhere) and
- * `POST /invite` (set the password an invitation link asked for, and sign in).
+ * `POST /invite` (set the password an invitation link asked for, and sign in); on first run,
+ * `GET /setup` (is there no owner yet?) and `POST /setup` (create the first owner with the setup
+ * token the gateway printed, and sign in).
  */
 export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): void {
   const { services, auth, policy, trustedProxies } = api;
@@ -47,6 +49,16 @@ export function registerDashboardAuthRoutes(server: Server, api: DashboardApi): 
     await services.ownerAuth.signOutEverywhere(ownerOf(req));
     clearSessionCookie(res, policy);
     res.send(200, { signed_out: true } satisfies SignedOut);
+  });
+
+  server.get(`${DASHBOARD_API}/setup`, async (_req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(200, { setup_needed: await services.ownerAuth.setupNeeded() } satisfies SetupState);
+  });
+
+  server.post(`${DASHBOARD_API}/setup`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {
+    const body = bodyOf<SetupBody>(req);
+    signedIn(res, await services.ownerAuth.createFirstOwner(body.token, body.email, body.password));
   });
 
   server.post(`${DASHBOARD_API}/invite`, sameOriginOnly(policy), jsonBody(), async (req: Request, res: Response) => {

@@ -2,15 +2,21 @@ import type { Request, Response, Server } from 'restify';
 import type { AgentView, CreatedAgent, NewAgentBody } from '../contract/agent.ts';
 import type { ApiKey, CreatedApiKey, NewApiKeyBody } from '../contract/api-key.ts';
 import type { Usage } from '../contract/usage.ts';
-import type { Agent } from '../agents/agent.ts';
+import { personaOf, type Agent } from '../agents/agent.ts';
 import { DASHBOARD_API, ownerOf, param, type DashboardApi } from './dashboard-api.ts';
-import { bodyOf, requiredString } from './dashboard-body.ts';
+import { bodyOf, optionalString, requiredString } from './dashboard-body.ts';
 import { jsonBody } from './json-body.ts';
 
 /** Days the usage chart covers, today included. */
 const USAGE_DAYS = 30;
 
-const agentView = ({ id, name, created_at, active }: Agent): AgentView => ({ id, name, created_at, active });
+const agentView = ({ id, name, initial, created_at, active }: Agent): AgentView => ({
+  id,
+  name,
+  initial: personaOf(name, initial).initial,
+  created_at,
+  active,
+});
 
 /**
  * The account's API keys (create: the key shown once; list; revoke), human agents (create: the token
@@ -34,8 +40,10 @@ export function registerDashboardDeveloperRoutes(server: Server, api: DashboardA
     res.send(200, (await services.agents.list(ownerOf(req))).map(agentView) satisfies AgentView[]);
   });
   server.post(`${DASHBOARD_API}/agents`, auth, jsonBody(), async (req: Request, res: Response) => {
-    const name = requiredString(bodyOf<NewAgentBody>(req), 'name');
-    res.send(201, (await services.agents.create(ownerOf(req), name)) satisfies CreatedAgent);
+    const body = bodyOf<NewAgentBody>(req);
+    const name = requiredString(body, 'name');
+    const initial = optionalString(body, 'initial') ?? '';
+    res.send(201, (await services.agents.create(ownerOf(req), name, initial)) satisfies CreatedAgent);
   });
   server.post(`${DASHBOARD_API}/agents/:agent_id/revoke`, auth, async (req: Request, res: Response) => {
     const agentId = await owned.agentId(ownerOf(req), param(req, 'agent_id'));
@@ -45,12 +53,18 @@ export function registerDashboardDeveloperRoutes(server: Server, api: DashboardA
   server.get(`${DASHBOARD_API}/usage`, auth, async (req: Request, res: Response) => {
     const account = await services.accounts.get(ownerOf(req));
     const days = await services.quota.daily(account.id, USAGE_DAYS);
+    const month = days.at(-1)!.date.slice(0, 7);
+    const chatbots = await services.chatbots.listForUser(account.id);
+    const ratings = await Promise.all(
+      chatbots.map(async ({ id, name }) => ({ chatbot_id: id, name, ...(await services.feedback.counts(id, month)) })),
+    );
     res.send(200, {
       plan: account.plan,
-      month: days.at(-1)!.date.slice(0, 7),
+      month,
       used: await services.quota.used(account.id),
       limit: services.quota.limitOf(account.plan) ?? null,
       days,
+      ratings,
     } satisfies Usage);
   });
 }

@@ -1,7 +1,7 @@
 import type { Request, Response, Server } from 'restify';
 import type { Deleted } from '../contract/deleted.ts';
 import type { KnowledgeStatus, RetrievedPassages } from '../contract/knowledge.ts';
-import type { DashboardSource, NewSourceBody, SourcePatchBody, SyncStarted } from '../contract/source.ts';
+import type { DashboardSource, NewSourceBody, SourcePatchBody, SyncStarted, TextSize } from '../contract/source.ts';
 import { ValidationError } from '../errors.ts';
 import { DASHBOARD_CONNECTOR_TYPES } from '../sources/connectors/connector.ts';
 import { MAX_FILE_BYTES } from '../ingest/document-parser.ts';
@@ -16,6 +16,8 @@ import { jsonBody, readBody } from './json-body.ts';
 const FILENAME_HEADER = 'x-filename';
 /** How many passages `retrieve` shows. */
 const RETRIEVE_K = new IntegerQuery('k', { min: 1, max: 50, fallback: 10 });
+/** Text sources whose size this process remembers (a text source's text never changes). */
+const TEXT_SIZES_KEPT = 10_000;
 
 /**
  * Training sources: the list with live status (the web app polls it while any source is still being
@@ -23,15 +25,28 @@ const RETRIEVE_K = new IntegerQuery('k', { min: 1, max: 50, fallback: 10 });
  * `X-Filename`, at most 20 MB), deleting one, a url or connector source's re-sync schedule
  * (`refresh`) and "Sync now", and `retrieve` (what the chatbot would find for a question, as the
  * CLI's `retrieve` shows it), and the re-embedding of every source into a new embedding space when
- * one is under way (`knowledge`). Each source comes with its syncs (see `operatorSourceSyncView`).
+ * one is under way (`knowledge`). Each source comes with its syncs (see `operatorSourceSyncView`), a
+ * text source with its text's size.
  */
 export function registerDashboardSourceRoutes(server: Server, api: DashboardApi): void {
   const { services, owned, auth, chatbot: ownedChatbot } = api;
   const base = `${DASHBOARD_API}/chatbots/:chatbot_id`;
-  const withSync = async (source: Source, progress: string): Promise<DashboardSource> => ({
-    ...operatorSourceSyncView(source, await services.intake.syncState(source)),
-    progress,
-  });
+  const sizes = new Map<string, TextSize>();
+  // Read once per process: the list is read every two seconds while a source is being ingested.
+  const sizeOf = async (source: Source): Promise<TextSize | undefined> => {
+    if (source.type !== 'text') return undefined;
+    let size = sizes.get(source.id);
+    if (!size) {
+      size = textSize(((await services.sources.content(source)) ?? Buffer.alloc(0)).toString('utf8'));
+      if (sizes.size >= TEXT_SIZES_KEPT) sizes.delete(sizes.keys().next().value!);
+      sizes.set(source.id, size);
+    }
+    return size;
+  };
+  const withSync = async (source: Source, progress: string): Promise<DashboardSource> => {
+    const [sync, size] = await Promise.all([services.intake.syncState(source), sizeOf(source)]);
+    return { ...operatorSourceSyncView(source, sync), ...size, progress };
+  };
   const view = async (source: Source) => withSync(source, await services.sources.progress(source));
   // Resolves `:source_id` to the owner's source before any body is read (404 before 400).
   const ownedSource = async (req: Request) => {
@@ -125,6 +140,13 @@ export function registerDashboardSourceRoutes(server: Server, api: DashboardApi)
 /** A request whose `:source_id` was resolved to the owner's source. */
 interface SourceRequest extends Request {
   source: Source;
+}
+
+/** Characters (code points) and words (runs of non-space characters) of a text. */
+export function textSize(text: string): TextSize {
+  // Surrogate pairs (an emoji, a rare CJK character) are one character each.
+  const pairs = text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0;
+  return { characters: text.length - pairs, words: text.match(/\S+/g)?.length ?? 0 };
 }
 
 function uploadName(req: Request): string {

@@ -1,9 +1,16 @@
 import type { Request, Response, Server } from 'restify';
 import type { Deleted } from '../contract/deleted.ts';
-import type { Delivery, NewWebhookBody, TestEventBody, Webhook, WebhookWithSecret } from '../contract/webhook.ts';
+import type {
+  Delivery,
+  NewWebhookBody,
+  TestEventBody,
+  Webhook,
+  WebhookPatchBody,
+  WebhookWithSecret,
+} from '../contract/webhook.ts';
 import { testEvent } from '../dashboard/test-event.ts';
 import { chatbotOf, DASHBOARD_API, ownerOf, param, webhookOf, type DashboardApi } from './dashboard-api.ts';
-import { bodyOf, requiredString, requiredStrings } from './dashboard-body.ts';
+import { bodyOf, optionalBoolean, requiredString, requiredStrings } from './dashboard-body.ts';
 import { IntegerQuery } from './integer-query.ts';
 import { jsonBody } from './json-body.ts';
 
@@ -13,7 +20,7 @@ const DELIVERIES_OFFSET = new IntegerQuery('offset', { min: 0, max: 1_000_000, f
 
 /**
  * Webhooks of a chatbot: list (with their secrets: the owner copies them into the receiver), create,
- * read, delete, rotate the secret; the delivery log of each (paged), redelivery, and a test event
+ * read, turn the Standard Webhooks headers on or off, delete, rotate the secret; the delivery log of each (paged), redelivery, and a test event
  * sent through the same outbox and dispatcher, so it lands in the log like any delivery.
  */
 export function registerDashboardWebhookRoutes(server: Server, api: DashboardApi): void {
@@ -39,13 +46,26 @@ export function registerDashboardWebhookRoutes(server: Server, api: DashboardApi
       const chatbot = chatbotOf(req);
       const body = bodyOf<NewWebhookBody>(req);
       const url = requiredString(body, 'url');
-      const created = await services.webhooks.create(chatbot.id, url, requiredStrings(body, 'events'));
+      const events = requiredStrings(body, 'events');
+      const standardWebhooks = optionalBoolean(body, 'standard_webhooks') ?? false;
+      const created = await services.webhooks.create(chatbot.id, url, events, { standardWebhooks });
       res.send(201, created satisfies WebhookWithSecret);
     },
   );
 
   server.get(hooks, auth, ownedWebhook, async (req: Request, res: Response) => {
     res.send(200, webhookOf(req) satisfies Webhook);
+  });
+
+  // Its Standard Webhooks headers on or off (left out: unchanged). Answers the webhook, with the
+  // secret's Standard Webhooks form once they are on.
+  server.patch(hooks, auth, ownedWebhook, jsonBody(), async (req: Request, res: Response) => {
+    let webhook = webhookOf(req);
+    const standardWebhooks = optionalBoolean(bodyOf<WebhookPatchBody>(req), 'standard_webhooks');
+    if (standardWebhooks !== undefined) {
+      webhook = await services.webhooks.setStandardWebhooks(webhook.id, standardWebhooks);
+    }
+    res.send(200, webhook satisfies Webhook);
   });
 
   server.del(hooks, auth, ownedWebhook, async (req: Request, res: Response) => {

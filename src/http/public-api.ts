@@ -1,3 +1,4 @@
+import { sourcesFooter } from '../conversations/citations.ts';
 import type { Request, Response, Server } from 'restify';
 import type { ConversationRouter } from '../actors/conversation-router.ts';
 import { checkMessageText } from '../conversations/message-text.ts';
@@ -8,6 +9,7 @@ import type { ChatbotStore } from '../store/chatbot-store.ts';
 import type { RequestGate } from '../admission/request-gate.ts';
 import type { SourceStore } from '../store/source-store.ts';
 import { apiAuth, type AuthenticatedRequest } from './api-auth.ts';
+import { registerApiDocument } from './api-document-routes.ts';
 import { isUuid } from '../uuid.ts';
 import { jsonBody, type JsonRequest } from './json-body.ts';
 import { chatbotDetailView, chatbotListView, sourceView } from '../views.ts';
@@ -20,9 +22,10 @@ export interface PublicApiDeps {
   router: ConversationRouter;
 }
 
-/** The public REST API under /api/v1 (SPEC's endpoints). */
+/** The public REST API under /api/v1 (SPEC's endpoints), and its OpenAPI document. */
 export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
   const auth = apiAuth(deps.gate);
+  registerApiDocument(server);
 
   // A non-UUID id is not found, exactly like an unknown or foreign one.
   const ownedChatbot = (req: Request) => {
@@ -61,7 +64,8 @@ export function registerPublicApi(server: Server, deps: PublicApiDeps): void {
       const sessionId = body.session_id === undefined ? `api-${userId}` : checkSessionId(body.session_id);
       const outcome = await deps.router.send({ chatbot, sessionId, content: message, channel: 'api' });
       if (outcome.kind === 'failed') throw outcome.error;
-      res.send(200, { response: outcome.kind === 'reply' ? outcome.text : '' });
+      // With the owner's "citations in API replies" on, the text keeps its [n] markers and lists them.
+      res.send(200, { response: outcome.kind === 'reply' ? outcome.text + sourcesFooter(outcome.citations) : '' });
     },
   );
 }

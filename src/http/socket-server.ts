@@ -63,6 +63,8 @@ export class SocketServer {
   private readonly logger: Logger;
   private readonly alive = new WeakMap<WebSocket, boolean>();
   private readonly intakes = new WeakMap<WebSocket, SocketIntake>();
+  /** Open sockets by the path of the route that accepted them. */
+  private readonly openByPath = new Map<string, number>();
   private heartbeat: Timer | undefined;
   private server: NodeServer | undefined;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -111,6 +113,11 @@ export class SocketServer {
     return this.wss.clients.size;
   }
 
+  /** Open sockets of the route at `path`. */
+  openAt(path: string): number {
+    return this.openByPath.get(path) ?? 0;
+  }
+
   /** Open sockets not being read because their inbound queue is full, and frames waiting in all queues. */
   inbound(): { paused: number; waiting: number } {
     let paused = 0;
@@ -155,6 +162,9 @@ export class SocketServer {
     if (typeof decision !== 'function') return refuse(socket, decision);
     if (socket.destroyed) return;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const path = url.pathname;
+      this.openByPath.set(path, this.openAt(path) + 1);
+      ws.once('close', () => this.openByPath.set(path, this.openAt(path) - 1));
       this.alive.set(ws, true);
       ws.on('pong', () => this.alive.set(ws, true));
       ws.on('error', (error) => this.logger.debug({ err: error.message }, 'socket error'));

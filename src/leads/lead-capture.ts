@@ -5,6 +5,7 @@ import { ValidationError } from '../errors.ts';
 import type { PendingEntry } from '../webhooks/pending-event.ts';
 import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { Lead, LeadStore } from '../store/lead-store.ts';
+import type { SignalBus } from '../redis/signal-bus.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
 
@@ -23,17 +24,20 @@ const PHONE = /^\+?[0-9 ().-]{5,40}$/;
 /**
  * Lead capture: validates a submitted form against the chatbot's fields, stores the lead and emits
  * `lead.captured`; a conversation has one lead, which a later form updates without another event.
+ * Every save, first or later, is signalled, so open agent consoles show the visitor by name.
  * Every refusal names the field it is about.
  */
 export class LeadCapture {
   private readonly leads: LeadStore;
   private readonly relay: EventRelay;
   private readonly clock: Clock;
+  private readonly signals: Pick<SignalBus, 'publish'>;
 
-  constructor(deps: { leads: LeadStore; relay: EventRelay; clock: Clock }) {
+  constructor(deps: { leads: LeadStore; relay: EventRelay; clock: Clock; signals: Pick<SignalBus, 'publish'> }) {
     this.leads = deps.leads;
     this.relay = deps.relay;
     this.clock = deps.clock;
+    this.signals = deps.signals;
   }
 
   async capture(chatbot: Chatbot, sessionId: string, input: LeadInput): Promise<Lead> {
@@ -68,6 +72,8 @@ export class LeadCapture {
     const saved = await this.leads.save(lead, now, { ...pending, dueAt: this.relay.store.dueAt(now) });
     // Never throws: the entry is in Redis, and deliveries not written now are written later.
     if (saved.created) await this.relay.deliver(chatbot.id, [pending]);
+    // Only the ids: agents' gateways read the lead when they push it, so the newest save always wins.
+    await this.signals.publish({ kind: 'lead', chatbot_id: chatbot.id, session_id: sessionId });
     return saved.lead;
   }
 }

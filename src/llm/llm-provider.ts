@@ -24,8 +24,17 @@ export interface LlmReply {
 
 /** Per-call options. */
 export interface GenerateOptions {
-  /** Abandons the call (and its retries) when aborted; the call then rejects with an LlmError. */
+  /**
+   * Abandons the call (and its retries) when aborted; the call then rejects with an LlmError. A stream
+   * stops at once: its HTTP request is aborted and `onText` is not called again.
+   */
   signal?: AbortSignal;
+  /**
+   * Streams the reply: called with each non-empty piece of text as it arrives, in order. The call still
+   * resolves with the whole reply (`text` is the pieces joined). A failure after the first piece rejects
+   * with `emitted: true` and is never retried, since a retry would repeat text the caller already has.
+   */
+  onText?: (delta: string) => void;
 }
 
 /** A chat LLM behind one interface; each adapter maps the prompt to its native message format. */
@@ -38,10 +47,16 @@ export interface LlmProvider {
 export class LlmError extends Error {
   override name = 'LlmError';
   readonly provider: string;
+  /**
+   * Whether some of the reply had already gone to `onText` when the call failed: the caller holds part
+   * of a reply and must not start it over. Always false for a call without `onText`.
+   */
+  readonly emitted: boolean;
 
-  constructor(provider: string, message: string, options?: ErrorOptions) {
+  constructor(provider: string, message: string, options?: ErrorOptions & { emitted?: boolean }) {
     super(`${provider}: ${message}`, options);
     this.provider = provider;
+    this.emitted = options?.emitted ?? false;
   }
 }
 

@@ -25,11 +25,16 @@ export interface RewriteMetrics extends LlmCallMetrics {
 export interface RetrievalMetrics {
   /** Retrieving for every query and fusing the rankings; the rewrite call is measured apart. */
   retrieve_ms: number;
+  /**
+   * The highest relevance among the passages given to the prompt, to a thousandth (0 when none was
+   * found); compared with the embedding space's relevance floor (src/rag/relevance-floor.ts).
+   */
+  best_relevance: number;
   rewrite?: RewriteMetrics;
 }
 
 /**
- * One record per turn that called the LLM: no message text, no session id. It is logged as one info
+ * One record per turn that reached its LLM call (made or skipped): no message text, no session id. It is logged as one info
  * line (`turn metrics`); a metrics exporter reads the same record.
  */
 export interface TurnMetrics extends RetrievalMetrics {
@@ -38,7 +43,11 @@ export interface TurnMetrics extends RetrievalMetrics {
   channel: Channel;
   provider: Provider;
   model: string;
-  llm: LlmCallMetrics & { status: 'ok' | 'failed' };
+  /**
+   * `first_text_ms`: when the first piece of a streamed reply arrived, from the call's start.
+   * `skipped`: the chatbot answers only from its sources and none was relevant enough (no call).
+   */
+  llm: LlmCallMetrics & { status: 'ok' | 'failed' | 'skipped'; first_text_ms?: number };
 }
 
 /** The log line's message. */

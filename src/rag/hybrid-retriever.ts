@@ -8,9 +8,10 @@ export const CONTEXT_CHUNKS = 5;
 /** The retriever the conversation actor calls: embed the message, hybrid search, top passages. */
 export class HybridRetriever implements Retriever {
   private readonly embedder: Embedder;
-  private readonly engine: SearchEngine;
+  private readonly engine: Pick<SearchEngine, 'search'>;
 
-  constructor(embedder: Embedder, engine: SearchEngine) {
+  /** `engine`: what answers the hybrid query (a gateway's RetrievalIndex, which waits for a chatbot's load). */
+  constructor(embedder: Embedder, engine: Pick<SearchEngine, 'search'>) {
     this.embedder = embedder;
     this.engine = engine;
   }
@@ -23,6 +24,7 @@ export class HybridRetriever implements Retriever {
       title: hit.chunk.title,
       url: hit.chunk.url,
       score: hit.score,
+      relevance: hit.relevance,
     }));
   }
 

@@ -9,6 +9,7 @@
 import { Bm25Index, type ScoredId } from './bm25-index.ts';
 import type { ChunkRecord } from './chunk.ts';
 import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';
+import { chunkRelevance } from './relevance-floor.ts';
 import type { EngineHit, HybridHit, HybridQuery, SearchEngine } from './search-engine.ts';
 import { tokenize } from './text-tokenizer.ts';
 import {
@@ -106,7 +107,8 @@ export class InProcessSearchEngine implements SearchEngine {
     const fused = reciprocalRankFusion([textHits.map((hit) => hit.id), vectorHits.map((hit) => hit.id)]);
     return fused.slice(0, k).map((entry) => {
       const [textRank, vectorRank] = entry.ranks;
-      const hit: HybridHit = { chunk: chatbot.chunks.get(entry.id)!, score: entry.score };
+      const chunk = chatbot.chunks.get(entry.id)!;
+      const hit: HybridHit = { chunk, score: entry.score, relevance: chunkRelevance(embedding, chunk) };
       if (textRank !== undefined) hit.text = engineHit(textHits, textRank);
       if (vectorRank !== undefined) hit.vector = engineHit(vectorHits, vectorRank);
       return hit;

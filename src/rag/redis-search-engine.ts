@@ -4,7 +4,8 @@ import { float32Bytes } from '../store/chunk-store.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import { isUuid } from '../uuid.ts';
 import type { ChunkRecord } from './chunk.ts';
-import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';
+import { reciprocalRankFusion, type FusedEntry } from './reciprocal-rank-fusion.ts';
+import { chunkRelevance } from './relevance-floor.ts';
 import type { HybridHit, HybridQuery, SearchEngine } from './search-engine.ts';
 
 /** Candidates each method contributes before fusion. */
@@ -99,6 +100,49 @@ function fieldsOf(value: unknown): Map<string, unknown> {
   return new Map();
 }
 
+/** One row of the KNN search: a chunk hash's key and its COSINE distance (1 − cosine similarity). */
+export interface VectorRow {
+  key: string;
+  distance: number;
+}
+
+/** Reads the KNN FT.SEARCH reply as the client decodes it (`documents[].value.vector_distance`). */
+export function parseKnnReply(reply: {
+  documents: ReadonlyArray<{ id: string; value: Record<string, unknown> }>;
+}): VectorRow[] {
+  return reply.documents.map((document) => ({
+    key: document.id,
+    distance: Number(textOf(document.value.vector_distance)),
+  }));
+}
+
+/**
+ * The fused hits from both halves' rows, the fused entries kept and the chunk hashes read for them
+ * (aligned with `fused`; a chunk deleted in between is left out). Each hit's relevance comes from
+ * the query embedding and the chunk's stored one (`chunkRelevance`), as in the in-process engine,
+ * also for a chunk the KNN half did not return.
+ */
+export function hybridHits(
+  query: Pick<HybridQuery, 'embedding'>,
+  halves: {
+    textRows: readonly TextRow[];
+    vectorRows: readonly VectorRow[];
+    fused: readonly FusedEntry[];
+    records: ReadonlyArray<ChunkRecord | undefined>;
+  },
+): HybridHit[] {
+  const { textRows, vectorRows, fused, records } = halves;
+  return fused.flatMap((entry, i) => {
+    const chunk = records[i];
+    if (!chunk) return [];
+    const hit: HybridHit = { chunk, score: entry.score, relevance: chunkRelevance(query.embedding, chunk) };
+    const [textRank, vectorRank] = entry.ranks;
+    if (textRank) hit.text = { rank: textRank, score: textRows[textRank - 1]!.score };
+    if (vectorRank) hit.vector = { rank: vectorRank, score: 1 - vectorRows[vectorRank - 1]!.distance };
+    return [hit];
+  });
+}
+
 /** FT.CREATE arguments for the chunk hashes of one embedding space. */
 export function createIndexArgs(index: string, prefix: string, dimensions: number): string[] {
   return [
@@ -164,21 +208,11 @@ export class RedisSearchEngine implements SearchEngine {
       this.redis.ft.search(this.index, knn.query, knn.options),
       textArgs ? this.redis.sendCommand(textArgs).then(parseTextAggregateReply) : [],
     ]);
-    const vectorIds = vectorReply.documents.map((d) => d.id);
-    const fused = reciprocalRankFusion([textRows.map((row) => row.key), vectorIds]).slice(0, query.k);
-    const records = await this.chunks.byKeys(fused.map((f) => f.id));
-    return fused.flatMap((entry, i) => {
-      const chunk = records[i];
-      if (!chunk) return [];
-      const hit: HybridHit = { chunk, score: entry.score };
-      const [textRank, vectorRank] = entry.ranks;
-      if (textRank) hit.text = { rank: textRank, score: textRows[textRank - 1]!.score };
-      if (vectorRank) {
-        const distance = Number(vectorReply.documents[vectorRank - 1]!.value.vector_distance);
-        hit.vector = { rank: vectorRank, score: 1 - distance };
-      }
-      return [hit];
-    });
+    const vectorRows = parseKnnReply(vectorReply);
+    const fused = reciprocalRankFusion([textRows.map((row) => row.key), vectorRows.map((row) => row.key)]);
+    const top = fused.slice(0, query.k);
+    const records = await this.chunks.byKeys(top.map((entry) => entry.id));
+    return hybridHits(query, { textRows, vectorRows, fused: top, records });
   }
 
   private async indexExists(): Promise<boolean> {

@@ -1,14 +1,18 @@
 import type { Logger } from '../logger.ts';
 import type { ChunkStore } from '../store/chunk-store.ts';
 import type { SignalBus } from '../redis/signal-bus.ts';
+import { ChatbotLoads, type ChatbotLoadsOptions, type LoadProgress } from './chatbot-loads.ts';
 import type { ChunkRecord } from './chunk.ts';
-import type { SearchEngine } from './search-engine.ts';
+import type { HybridHit, HybridQuery, SearchEngine } from './search-engine.ts';
 
 /**
  * Keeps a process's search engine in step with the chunk records in Redis: chunks are written to
  * Redis first (the record), then to the engine, then announced, so every other gateway's in-process
  * engine reloads the source; deletions go the same way. The Redis engine indexes the records
  * themselves, so for it the announcements change nothing.
+ *
+ * The in-process engine loads in the background (`load`); until a chatbot is loaded, a search for
+ * it loads it first, and every change to it waits its turn behind its load (chatbot-loads.ts).
  */
 export class RetrievalIndex {
   readonly engine: SearchEngine;
@@ -16,37 +20,67 @@ export class RetrievalIndex {
   readonly chunks: ChunkStore;
   private readonly signals: SignalBus;
   private readonly logger: Logger;
+  /** The in-process engine's load, chatbot by chatbot (undefined for the Redis engine). */
+  private readonly loads: ChatbotLoads | undefined;
 
-  constructor(engine: SearchEngine, chunks: ChunkStore, signals: SignalBus, logger: Logger) {
+  constructor(
+    engine: SearchEngine,
+    chunks: ChunkStore,
+    signals: SignalBus,
+    logger: Logger,
+    loading: ChatbotLoadsOptions = {},
+  ) {
     this.engine = engine;
     this.chunks = chunks;
     this.signals = signals;
     this.logger = logger;
+    this.loads =
+      engine.name === 'in-process'
+        ? new ChatbotLoads(
+            { engine, chunks, usable: (batch, onBad) => this.usable(batch, onBad) },
+            {
+              onListingFailed: (error, attempt) =>
+                logger.warn({ err: error, attempt }, 'search index: listing the chunks failed; trying again'),
+              ...loading,
+            },
+          )
+        : undefined;
   }
 
   /**
-   * Loads every stored chunk into an in-process engine (a no-op for the Redis engine). A chunk whose
-   * embedding does not have the space's dimensions is skipped and logged, and its source handed to
+   * Loads every stored chunk into an in-process engine (a no-op for the Redis engine), chatbot by
+   * chatbot, yielding to the event loop between batches: searches and changes are served meanwhile
+   * (see `search`). Resolves when everything listed at its start is loaded. A chunk whose embedding
+   * does not have the space's dimensions is skipped and logged, and its source handed to
    * `onBadSource` once (the gateway marks it failed): one bad record never stops a gateway starting.
    */
   async load(onBadSource: (chatbotId: string, sourceId: string, reason: string) => Promise<void>): Promise<number> {
-    if (this.engine.name !== 'in-process') return 0;
-    const bad = new Map<string, { chatbotId: string; sourceId: string; reason: string }>();
-    let count = 0;
-    for await (const batch of this.chunks.all()) {
-      const good = this.usable(batch, (chunk, reason) => {
-        bad.set(`${chunk.chatbotId}/${chunk.sourceId}`, {
-          chatbotId: chunk.chatbotId,
-          sourceId: chunk.sourceId,
-          reason,
-        });
-      });
-      await this.engine.upsert(good);
-      count += good.length;
-    }
-    for (const { chatbotId, sourceId, reason } of bad.values()) await onBadSource(chatbotId, sourceId, reason);
-    this.logger.info({ chunks: count, skipped_sources: bad.size }, 'in-process search index loaded');
-    return count;
+    if (this.loads === undefined) return 0;
+    const { chunks, bad, stopped } = await this.loads.loadAll();
+    if (stopped) return chunks;
+    for (const { chatbotId, sourceId, reason } of bad) await onBadSource(chatbotId, sourceId, reason);
+    this.logger.info({ chunks, skipped_sources: bad.length }, 'in-process search index loaded');
+    return chunks;
+  }
+
+  /** Ends `load` early (the gateway is stopping). */
+  stopLoading(): void {
+    this.loads?.stop();
+  }
+
+  /** How far the in-process engine has loaded (done at once for the Redis engine, which loads nothing). */
+  get progress(): LoadProgress {
+    return this.loads?.progress ?? { loaded: 0, total: 0, done: true };
+  }
+
+  /**
+   * The engine's answer, once the chatbot is searchable: a chatbot the background load has not reached
+   * yet is loaded first (concurrent searches of it share the load), so it is never answered from a
+   * part of its chunks, nor found empty.
+   */
+  async search(query: HybridQuery): Promise<HybridHit[]> {
+    await this.loads?.ready(query.chatbotId);
+    return this.engine.search(query);
   }
 
   /**
@@ -83,16 +117,22 @@ export class RetrievalIndex {
   /** Removes a source's chunks from retrieval at once, everywhere. */
   async removeSource(chatbotId: string, sourceId: string): Promise<void> {
     await this.chunks.removeSource(chatbotId, sourceId);
-    await this.engine.removeSource(chatbotId, sourceId);
+    if (this.loads === undefined) await this.engine.removeSource(chatbotId, sourceId);
+    else await this.loads.change(chatbotId, () => this.engine.removeSource(chatbotId, sourceId));
     await this.announce(chatbotId, sourceId);
   }
 
-  /** Another process changed a source: reload it from Redis (a chunk of the wrong size skipped, as by `load`). */
+  /**
+   * Another process changed a source: reload it from Redis (a chunk of the wrong size skipped, as by
+   * `load`), after the chatbot's load if that is under way, from a read made then.
+   */
   async reloadSource(chatbotId: string, sourceId: string): Promise<void> {
-    if (this.engine.name !== 'in-process') return;
-    const chunks = this.usable(await this.chunks.forSource(chatbotId, sourceId), () => {});
-    await this.engine.removeSource(chatbotId, sourceId);
-    await this.engine.upsert(chunks);
+    if (this.loads === undefined) return;
+    await this.loads.change(chatbotId, async () => {
+      const chunks = this.usable(await this.chunks.forSource(chatbotId, sourceId), () => {});
+      await this.engine.removeSource(chatbotId, sourceId);
+      await this.engine.upsert(chunks);
+    });
   }
 
   /** The chunks whose embeddings have the space's dimensions; each other one logged and handed to `onBad`. */

@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import type { SignalBus } from '../redis/signal-bus.ts';
 import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space-store.ts';
+import type { ChatbotLoadsOptions } from './chatbot-loads.ts';
 import type { Embedder } from './embedder.ts';
 import { HybridRetriever } from './hybrid-retriever.ts';
 import { InProcessSearchEngine } from './in-process-search-engine.ts';
@@ -76,6 +77,7 @@ export async function openRetrieval(
   config: Config,
   signals: SignalBus,
   logger: Logger,
+  loading: ChatbotLoadsOptions = {},
 ): Promise<Retrieval> {
   const embedder = createEmbedder(config);
   const chunks = new ChunkStore(redis, keys, embedder.space);
@@ -93,8 +95,8 @@ export async function openRetrieval(
     });
   }
   logger.info({ engine: engine.name, embeddings: embedder.space }, 'retrieval ready');
-  const index = new RetrievalIndex(engine, chunks, signals, logger);
-  return { embedder, engine, chunks, index, retriever: new HybridRetriever(embedder, engine) };
+  const index = new RetrievalIndex(engine, chunks, signals, logger, loading);
+  return { embedder, engine, chunks, index, retriever: new HybridRetriever(embedder, index) };
 }
 
 /** The stored chunks are in a space this version cannot embed queries into (so cannot serve). */

@@ -5,7 +5,10 @@ export interface RetrievedChunk {
   text: string;
   title: string;
   url: string;
+  /** The fused rank score (RRF): meaningful only against the other passages of the same ranking. */
   score: number;
+  /** How relevant the passage is to the question, in [0, 1] (`chunkRelevance`): what a floor compares. */
+  relevance: number;
 }
 
 /** The retrieval port the conversation actor calls before building a prompt. */

@@ -9,8 +9,10 @@ export interface EngineHit {
 /** A fused result with what each method said of it (absent when the method did not return it). */
 export interface HybridHit {
   chunk: ChunkRecord;
-  /** The Reciprocal Rank Fusion score. */
+  /** The Reciprocal Rank Fusion score: where the chunk ranked, not how well it matches. */
   score: number;
+  /** How relevant the chunk is to the query, in [0, 1], the same whichever engine found it (`chunkRelevance`). */
+  relevance: number;
   text?: EngineHit;
   vector?: EngineHit;
 }

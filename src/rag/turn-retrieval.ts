@@ -14,6 +14,7 @@ import type { StoredMessage } from '../store/conversation-store.ts';
 import { CONTEXT_CHUNKS } from './hybrid-retriever.ts';
 import { parseRewrite, queryVariants, rewritePrompt, type QueryRewrite } from './query-rewrite.ts';
 import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts';
+import { bestRelevance } from './relevance-floor.ts';
 import type { RetrievedChunk, Retriever } from './retriever.ts';
 
 /** What a turn's retrieval works with. */
@@ -26,9 +27,14 @@ export interface TurnRetrievalDeps {
   rewriteTimeoutMs: number;
 }
 
-/** A turn's passages for the prompt and what finding them cost. */
+/** A turn's passages for the prompt, how relevant the best of them is, and what finding them cost. */
 export interface TurnContext {
   context: RetrievedChunk[];
+  /**
+   * The highest relevance among the passages (0 when none was found): a turn compares it with
+   * `relevanceFloor(space)` to tell whether its sources answer the message at all.
+   */
+  bestRelevance: number;
   metrics: RetrievalMetrics;
 }
 
@@ -55,11 +61,10 @@ export class TurnRetrieval {
     const rankings = await Promise.all(queries.map((query) => this.deps.retriever.retrieve(chatbot.id, query)));
     const context = rankings.length === 1 ? rankings[0]! : fuseRankings(rankings);
     const retrieve_ms = elapsedMs(this.deps.clock, started);
-    if (!rewrite) return { context, metrics: { retrieve_ms } };
-    return {
-      context,
-      metrics: { retrieve_ms, rewrite: { status: rewrite.status, ...rewrite.call, variants: queries.length } },
-    };
+    const best = bestRelevance(context);
+    const metrics: RetrievalMetrics = { retrieve_ms, best_relevance: relevanceMetric(best) };
+    if (rewrite) metrics.rewrite = { status: rewrite.status, ...rewrite.call, variants: queries.length };
+    return { context, bestRelevance: best, metrics };
   }
 
   /** One call to the chatbot's own provider and model; never throws. */
@@ -107,14 +112,24 @@ export class TurnRetrieval {
 
 /**
  * Fuses the rankings of several queries by chunk id with Reciprocal Rank Fusion and keeps the
- * CONTEXT_CHUNKS best; each passage's score becomes its fused score.
+ * CONTEXT_CHUNKS best; each passage's score becomes its fused score, and its relevance the best any
+ * query gave it (the passage is as relevant as the variant that matched it best).
  */
 export function fuseRankings(rankings: RetrievedChunk[][], k: number = CONTEXT_CHUNKS): RetrievedChunk[] {
   const byId = new Map<string, RetrievedChunk>();
-  for (const chunk of rankings.flat()) if (!byId.has(chunk.id)) byId.set(chunk.id, chunk);
+  for (const chunk of rankings.flat()) {
+    const seen = byId.get(chunk.id);
+    if (!seen) byId.set(chunk.id, chunk);
+    else if (chunk.relevance > seen.relevance) byId.set(chunk.id, { ...seen, relevance: chunk.relevance });
+  }
   return reciprocalRankFusion(rankings.map((ranking) => ranking.map((chunk) => chunk.id)))
     .slice(0, k)
     .map((entry) => ({ ...byId.get(entry.id)!, score: entry.score }));
+}
+
+/** A relevance as the metrics record it: to a thousandth. */
+function relevanceMetric(relevance: number): number {
+  return Math.round(relevance * 1000) / 1000;
 }
 
 /** `work`, or a rejection when `signal` aborts first (for a provider that does not stop on it). */

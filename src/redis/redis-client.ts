@@ -17,15 +17,18 @@ export type RedisEndpoint = { url: string } | { socketPath: string };
 /** Entries in the client-side cache of Redis reads (least recently used evicted first). */
 const CLIENT_CACHE_ENTRIES = 10_000;
 /**
- * How long a command may wait for its reply: past it the caller gets an error instead of hanging on
- * a connection that stopped answering. Far above any command of ours (a re-embedding batch included).
+ * How long a command may wait to be written to the connection: past it the caller gets an error
+ * instead of waiting behind a connection that stopped taking writes. node-redis disarms this timeout
+ * once the command is written, so it does not bound the wait for the reply: a Redis that stops
+ * answering while its connection stays open is not detected by it (measured 2026-11-27 as not a cause
+ * of the chat tail either: the chat benchmark without it ran the same).
  */
 export const COMMAND_TIMEOUT_MS = 10_000;
 
 /**
  * Redis is not there: the client is reconnecting (commands are refused at once rather than queued,
  * so that requests fail fast instead of hanging through an outage), the connection dropped under a
- * command, or a reply did not come in time.
+ * command, or a command could not be written in time.
  */
 export function isRedisUnavailable(error: unknown): boolean {
   return (

@@ -16,6 +16,18 @@ export class RedisKeys {
   userByEmail(email: string): string {
     return `${this.prefix}email:${email}`;
   }
+  /** Set once any owner account exists: first-run setup is over. */
+  accountsExist(): string {
+    return `${this.prefix}accounts-exist`;
+  }
+  /** Held while an owner may not test a provider again (each test is a billed call). */
+  providerTest(userId: string, provider: string): string {
+    return `${this.prefix}{u:${userId}}:provider-test:${provider}`;
+  }
+  /** A first-run setup token a gateway printed, by the SHA-256 of its secret. */
+  setupToken(hash: string): string {
+    return `${this.prefix}setup-token:${hash}`;
+  }
   apiKeys(userId: string): string {
     return `${this.prefix}{u:${userId}}:keys`;
   }
@@ -55,6 +67,56 @@ export class RedisKeys {
   conversationMessages(chatbotId: string, sessionId: string): string {
     return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:msgs`;
   }
+  /** Why turns failed, by the visitor message's timestamp (the owner reads it in the transcript). */
+  conversationFailures(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:failures`;
+  }
+  /** Visitors' ratings of AI replies, by the reply's timestamp. */
+  conversationFeedback(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:feedback`;
+  }
+  /**
+   * How far replies sent through a messaging platform got (sent, delivered, read, failed), by the
+   * reply's timestamp; the transcript shows it on the reply.
+   */
+  conversationDelivery(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:delivery`;
+  }
+  /** How many replies of the chatbot were rated up and down, by the replies' month (`YYYY-MM:up`). */
+  ratings(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:ratings`;
+  }
+  /**
+   * The visitor messages of a conversation recorded in the unanswered inbox, by the message's time
+   * (microseconds): the group each went to and its reasons, so one question counts once.
+   */
+  conversationUnanswered(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:unanswered`;
+  }
+  /** The unanswered inbox's groups of questions, open and resolved: group id → its record (JSON). */
+  unansweredGroups(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:unanswered:groups`;
+  }
+  /** Open groups by when a question of theirs was last asked. */
+  unansweredOpen(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:unanswered:open`;
+  }
+  /** Resolved groups by when they were resolved. */
+  unansweredResolved(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:unanswered:resolved`;
+  }
+  /** A question's normalized text → the open group it belongs to. */
+  unansweredTexts(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:unanswered:texts`;
+  }
+  /** Open groups' representative embeddings: group id → `<space> <base64 float32>`. */
+  unansweredVectors(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:unanswered:vectors`;
+  }
+  /** Counts changes to the open groups' embeddings (a writer that matched against older ones retries). */
+  unansweredVersion(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:unanswered:version`;
+  }
   conversationDiscarded(chatbotId: string, sessionId: string): string {
     return `${this.prefix}{b:${chatbotId}}:conv:${sessionId}:discarded`;
   }
@@ -75,6 +137,14 @@ export class RedisKeys {
   /** The widget sessions one client address started on a chatbot lately (a sliding window). */
   newWidgetSessions(chatbotId: string, address: string): string {
     return `${this.prefix}{b:${chatbotId}}:new-sessions:${address}`;
+  }
+  /** The widget session the dashboard's preview of a chatbot talks in now. */
+  previewSession(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:preview-session`;
+  }
+  /** Every widget session the dashboard's preview of a chatbot has talked in (to mark them in its lists). */
+  previewSessions(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:preview-sessions`;
   }
   leadsOf(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:leads`;
@@ -126,6 +196,28 @@ export class RedisKeys {
   whatsappMessage(chatbotId: string, messageId: string): string {
     return `${this.prefix}{b:${chatbotId}}:whatsapp:msg:${messageId}`;
   }
+  /**
+   * A chatbot's WhatsApp Business Cloud API connection: phone number id, business account id, the
+   * sealed access token and app secret, the verify token, the notice for messages that are not text.
+   */
+  whatsappCloud(chatbotId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:cloud`;
+  }
+  /** A Cloud API message id already taken in (Meta retries a webhook it thinks was not received). */
+  whatsappCloudInbound(chatbotId: string, messageId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:cloud:in:${messageId}`;
+  }
+  /**
+   * A Cloud API chat's customer-service window: when the visitor last wrote (ms) and that message's
+   * id (read receipts and the typing indicator name it).
+   */
+  whatsappCloudWindow(chatbotId: string, sessionId: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:cloud:window:${sessionId}`;
+  }
+  /** The stored reply a message sent through the Cloud API belongs to (its status callbacks name it). */
+  whatsappCloudSent(chatbotId: string, wamid: string): string {
+    return `${this.prefix}{b:${chatbotId}}:whatsapp:cloud:sent:${wamid}`;
+  }
   agentsOf(userId: string): string {
     return `${this.prefix}{u:${userId}}:agents`;
   }
@@ -141,6 +233,22 @@ export class RedisKeys {
   /** Agent connections online for an owner, scored by when each stops counting (ms). */
   agentsOnline(userId: string): string {
     return `${this.prefix}{u:${userId}}:agents-online`;
+  }
+  /** An owner's canned replies: id → the reply as JSON. */
+  cannedReplies(userId: string): string {
+    return `${this.prefix}{u:${userId}}:canned`;
+  }
+  /** An owner's canned reply shortcuts: shortcut → reply id (a shortcut names one reply). */
+  cannedShortcuts(userId: string): string {
+    return `${this.prefix}{u:${userId}}:canned-shortcuts`;
+  }
+  /** Held while a reply suggestion for one agent is being written (one at a time per agent). */
+  suggestionBusy(userId: string, agentId: string): string {
+    return `${this.prefix}{u:${userId}}:suggest-busy:${agentId}`;
+  }
+  /** One agent's recent reply suggestions (a sliding window). */
+  suggestionWindow(userId: string, agentId: string): string {
+    return `${this.prefix}{u:${userId}}:suggest-rl:${agentId}`;
   }
   webhooksOf(chatbotId: string): string {
     return `${this.prefix}{b:${chatbotId}}:webhooks`;
@@ -219,6 +327,17 @@ export class RedisKeys {
   /** Sources asked to sync while being ingested: queued again when that run ends. */
   syncAgain(): string {
     return `${this.prefix}{ingest}:sync-again`;
+  }
+  /**
+   * Chatbots whose retention sweep is scheduled, by when the next one is due (µs); while a gateway
+   * sweeps one, by when its claim lapses.
+   */
+  retentionDue(): string {
+    return `${this.prefix}{retention}:due`;
+  }
+  /** The token of each chatbot's claimed sweep: only that claim renews or ends it. */
+  retentionClaims(): string {
+    return `${this.prefix}{retention}:claims`;
   }
   /** Sources by when their next scheduled re-sync is due (µs). */
   syncDue(): string {
@@ -324,6 +443,10 @@ export class RedisKeys {
   /** Whether the gateways crawl private addresses (`CRAWL_ALLOW_PRIVATE`), published for the CLI's checks. */
   gatewayCrawlAllowsPrivate(): string {
     return `${this.prefix}gateway-crawl-allow-private`;
+  }
+  /** How far a running gateway's in-process search index has loaded (JSON; expires with its presence). */
+  gatewaySearchIndex(gatewayId: string): string {
+    return `${this.prefix}gateway:${gatewayId}:search-index`;
   }
   /** Gateway processes that are running, scored by when their last word lapses (ms). */
   gateways(): string {

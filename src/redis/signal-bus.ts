@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { VisitorPush } from '../channels/channel-port.ts';
+import type { StreamEndReason } from '../conversations/reply-stream.ts';
 import type { Logger } from '../logger.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
 import type { RedisClient } from './redis-client.ts';
@@ -9,10 +10,19 @@ import type { RedisKeys } from './redis-keys.ts';
 export type Signal =
   /** Takeover or release changed the conversation in Redis: its live actor reloads it, agents hear of it. */
   | { kind: 'conversation'; chatbot_id: string; session_id: string; taken_over_by: string | null }
-  /** A message was stored (visitor, AI or agent): agents of the chatbot's owner see it. */
-  | { kind: 'message'; chatbot_id: string; session_id: string; message: StoredMessage }
+  /**
+   * A message was stored (visitor, AI or agent): agents of the chatbot's owner see it. An AI reply
+   * that was streamed names its stream.
+   */
+  | { kind: 'message'; chatbot_id: string; session_id: string; message: StoredMessage; stream_id?: string }
   /** The conversation was escalated for the first time: agents and the visitor's sockets hear of it. */
   | { kind: 'escalated'; chatbot_id: string; session_id: string; escalated_at: string }
+  /** A visitor left or changed their lead (it is in Redis): agents of the chatbot's owner see who they are. */
+  | { kind: 'lead'; chatbot_id: string; session_id: string }
+  /** The next piece of an AI reply being written (ReplyStream): widget and agent sockets show it. */
+  | { kind: 'stream'; chatbot_id: string; session_id: string; stream_id: string; content: string }
+  /** A reply being written will not be stored (a takeover cut it, the turn failed): sockets drop it. */
+  | { kind: 'stream-end'; chatbot_id: string; session_id: string; stream_id: string; reason: StreamEndReason }
   /** For a visitor whose connection (widget sockets, WhatsApp socket) another process may hold. */
   | { kind: 'visitor'; chatbot_id: string; session_id: string; push: VisitorPush }
   /** A source's chunks were written or removed: in-process search indexes reload them. */
@@ -22,7 +32,9 @@ export type Signal =
   /** A re-embedding switched the served embedding space: gateways load it and answer from it. */
   | { kind: 'embedding-space'; space: string; embeddings: string }
   /** An agent was revoked: every gateway closes that agent's sockets at once. */
-  | { kind: 'agent-revoked'; agent_id: string };
+  | { kind: 'agent-revoked'; agent_id: string }
+  /** An owner's canned replies changed: every gateway tells that owner's agent sockets to read them again. */
+  | { kind: 'canned-replies'; user_id: string };
 
 /** A received signal, with the bus that published it. */
 export type ReceivedSignal = Signal & { origin: string };

@@ -19,6 +19,7 @@ import type { SourceStore } from '../store/source-store.ts';
 import { isSyncable, type Source, type SourceDocument, type SyncRecord } from './source.ts';
 import { documentKey, type ConnectorReader } from './connector-reader.ts';
 import { isConnectorType } from './connectors/connector.ts';
+import type { IngestionObserver, IngestionStep, JobObservation } from '../metrics/ingestion-observer.ts';
 
 /** Chunks embedded per call to the embedder. */
 const EMBED_BATCH = 64;
@@ -36,6 +37,8 @@ export interface IngestionDeps {
   connectors: ConnectorReader;
   /** Whether a source's chatbot still exists (a deleted chatbot's sources are not synced). */
   chatbots: Pick<ChatbotStore, 'get'>;
+  /** Observes every job (metrics, a trace), when either is on. */
+  observer?: IngestionObserver;
 }
 
 /**
@@ -146,20 +149,27 @@ export class IngestionWorker {
     const lease = new IngestionLease(claim, { queue, clock, leaseMs: this.options.leaseMs }, (error) =>
       logger.warn({ err: error, source_id: claim.sourceId }, 'ingestion lease not renewed'),
     );
+    const job = this.deps.observer?.job(claim);
     try {
       const source = await this.live(claim.sourceId);
-      if (!source) await queue.cancelSync(claim.chatbotId, claim.sourceId);
-      else if (claim.interrupted > this.options.maxInterruptions) {
+      if (!source) {
+        await queue.cancelSync(claim.chatbotId, claim.sourceId);
+        job?.ended('cancelled');
+      } else if (claim.interrupted > this.options.maxInterruptions) {
         await lease.confirm();
         await this.fail(source, 'ingestion was interrupted repeatedly');
-      } else await this.ingest(source, lease);
+        job?.ended('failed', 'ingestion was interrupted repeatedly');
+      } else await this.ingest(source, lease, job);
       if (!(await queue.finish(claim, clock.nowMicros()))) throw new IngestionLeaseLostError();
     } catch (error) {
       // Another claim has the source (or will, once its lease is back in the queue): this run
       // writes nothing more. Any other failure leaves the lease to lapse, and another claim retries.
       if (error instanceof IngestionLeaseLostError) logger.warn({ source_id: claim.sourceId }, 'ingestion lease lost');
       else logger.error({ err: error, source_id: claim.sourceId }, 'ingestion could not record its result');
+      if (error instanceof IngestionLeaseLostError) job?.ended('lease_lost');
+      else job?.ended('error', error instanceof Error ? error.message : String(error));
     } finally {
+      job?.done();
       lease.stop();
       this.running -= 1;
       if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
@@ -209,7 +219,8 @@ export class IngestionWorker {
    * A run whose lease is lost stops at its next step (each progress line, the crawl at once) and
    * writes nothing more; its result is written only after the lease was renewed for it.
    */
-  private async ingest(source: Source, lease: IngestionLease): Promise<void> {
+  private async ingest(source: Source, lease: IngestionLease, job?: JobObservation): Promise<void> {
+    const step = <T>(name: IngestionStep, work: () => Promise<T>) => (job ? job.during(name, work) : work());
     const progress = async (line: string) => {
       lease.signal.throwIfAborted();
       await this.deps.sources.setProgress(source, line);
@@ -217,17 +228,18 @@ export class IngestionWorker {
     const syncing = source.status === 'done';
     const previous = syncing ? await this.deps.sources.documents(source) : new Map<string, SourceDocument>();
     try {
-      const read = await this.read(source, previous, syncing, progress, lease.signal);
+      const read = await step('read', () => this.read(source, previous, syncing, progress, lease.signal));
       if (!syncing) await this.deps.sources.setStatus(source.id, 'processing');
-      const plan = await this.plan(source, read, previous, progress);
+      const plan = await step('embed', () => this.plan(source, read, previous, progress));
       await lease.confirm();
       // A source deleted meanwhile must not come back into retrieval: not before the write, nor
       // by one that lands while it is deleted (its chunks are removed once more).
-      if (!(await this.live(source.id))) return;
-      await this.deps.retrieval.index.updateSource(source.chatbot_id, source.id, plan.upserts, plan.removals);
+      if (!(await this.live(source.id))) return job?.ended('cancelled');
+      const { index } = this.deps.retrieval;
+      await step('index', () => index.updateSource(source.chatbot_id, source.id, plan.upserts, plan.removals));
       if (!(await this.live(source.id))) {
         await this.deps.retrieval.index.removeSource(source.chatbot_id, source.id);
-        return;
+        return job?.ended('cancelled');
       }
       if (isSyncable(source.type)) await this.deps.sources.setDocuments(source, plan.records);
       // A URL source is titled by its start page, a connector source by its folder, space or
@@ -236,6 +248,7 @@ export class IngestionWorker {
       // Pages and documents kept after a passing failure still count: their chunks are there.
       const pageCount = read.pageCount + plan.records.size - read.items.length;
       await this.ended(source, { error: '', ...plan.counts }, { status: 'done', pageCount, error: '', title });
+      job?.ended('done');
       if (syncing) this.deps.logger.info({ source_id: source.id, ...plan.counts }, 'source synced');
     } catch (error) {
       if (error instanceof IngestionLeaseLostError) throw error;
@@ -243,9 +256,10 @@ export class IngestionWorker {
       this.deps.logger.warn({ source_id: source.id, reason, syncing }, syncing ? 'sync failed' : 'ingestion failed');
       // Deleted meanwhile: nothing to report. A failure to record it reaches `run`, whose lease
       // then lapses and another claim ingests the source again.
-      if (!(await this.live(source.id))) return;
+      if (!(await this.live(source.id))) return job?.ended('cancelled');
       await lease.confirm();
       await this.fail(source, reason);
+      job?.ended('failed', reason);
     }
   }
 

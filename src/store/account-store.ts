@@ -33,7 +33,62 @@ export class AccountStore {
       await this.redis.del(this.keys.user(id));
       throw new ConflictError('A user with this email already exists.');
     }
+    await this.redis.set(this.keys.accountsExist(), '1');
     return { id, email: address, plan, created_at: formatTimestamp(createdAt) };
+  }
+
+  /**
+   * Writes an account brought from another install (`import`): its id (unless another account has
+   * it: then a new one) and creation time, under the same rules as `create`, with the backend-only
+   * source types it had enabled.
+   */
+  async restore(input: {
+    id: string;
+    email: string;
+    plan: string;
+    createdAtMicros: number;
+    connectors: readonly string[];
+  }): Promise<Account> {
+    const address = checkEmail(input.email);
+    checkPlan(input.plan, this.plans);
+    const id = (await this.redis.exists(this.keys.user(input.id))) === 0 ? input.id : randomUUID();
+    await this.redis.hSet(this.keys.user(id), {
+      id,
+      email: address,
+      plan: input.plan,
+      created_at: String(input.createdAtMicros),
+      ...(input.connectors.length > 0 ? { connectors: [...input.connectors].sort().join(',') } : {}),
+    });
+    const claimed = await this.redis.set(this.keys.userByEmail(address), id, { condition: 'NX' });
+    if (claimed === null) {
+      await this.redis.del(this.keys.user(id));
+      throw new ConflictError('A user with this email already exists.');
+    }
+    await this.redis.set(this.keys.accountsExist(), '1');
+    return { id, email: address, plan: input.plan, created_at: formatTimestamp(input.createdAtMicros) };
+  }
+
+  /**
+   * Whether any account exists. Accounts made before the marker existed are found by a scan, once:
+   * the marker is then set, so the answer is one GET from then on.
+   */
+  async anyExists(): Promise<boolean> {
+    if ((await this.redis.get(this.keys.accountsExist())) !== null) return true;
+    for await (const ids of this.claimedIds()) {
+      // The first claim whose record is there will do: no need to read every account.
+      const records = await Promise.all(ids.map((id) => this.redis.exists(this.keys.user(id))));
+      if (records.some((found) => found === 1)) {
+        await this.redis.set(this.keys.accountsExist(), '1');
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Claims the first account: true for exactly one caller, and only while no account exists. */
+  async claimFirst(): Promise<boolean> {
+    if (await this.anyExists()) return false;
+    return (await this.redis.set(this.keys.accountsExist(), '1', { condition: 'NX' })) !== null;
   }
 
   async get(userId: string): Promise<Account> {
@@ -82,14 +137,8 @@ export class AccountStore {
    * which reads the whole keyspace once. It serves the operator's `user list`, not a request path.
    */
   async list(): Promise<Account[]> {
-    // The prefix has no glob characters (REDIS_PREFIX allows [A-Za-z0-9_:.-]).
-    const claims = `${this.keys.userByEmail('')}*`;
     const ids = new Set<string>();
-    for await (const keys of this.redis.scanIterator({ MATCH: claims, COUNT: 1000 })) {
-      // One GET per key: in a Redis Cluster the claims are spread over the slots.
-      const values = await Promise.all(keys.map((key) => this.redis.get(key)));
-      for (const id of values) if (id) ids.add(id);
-    }
+    for await (const batch of this.claimedIds()) for (const id of batch) ids.add(id);
     const accounts = await Promise.all(
       [...ids].map((id) =>
         this.get(id).catch((error: unknown) => {
@@ -102,5 +151,16 @@ export class AccountStore {
     return accounts
       .filter((account) => account !== undefined)
       .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+  }
+
+  /** The account ids the email claims name, a scan batch at a time (the whole keyspace is read). */
+  private async *claimedIds(): AsyncGenerator<string[]> {
+    // The prefix has no glob characters (REDIS_PREFIX allows [A-Za-z0-9_:.-]).
+    const claims = `${this.keys.userByEmail('')}*`;
+    for await (const keys of this.redis.scanIterator({ MATCH: claims, COUNT: 1000 })) {
+      // One GET per key: in a Redis Cluster the claims are spread over the slots.
+      const values = await Promise.all(keys.map((key) => this.redis.get(key)));
+      yield values.filter((id): id is string => Boolean(id));
+    }
   }
 }

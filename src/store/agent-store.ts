@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Agent } from '../agents/agent.ts';
+import { checkInitial, personaOf, type Agent } from '../agents/agent.ts';
+import type { AgentPersona } from '../contract/conversation.ts';
 import { generateAgentToken, hashAgentToken, isWellFormedAgentToken } from '../auth/agent-token.ts';
 import type { Clock } from '../clock.ts';
 import type { CreatedAgent } from '../contract/agent.ts';
@@ -24,8 +25,10 @@ export class AgentStore {
     this.signals = signals;
   }
 
-  async create(userId: string, name: string): Promise<CreatedAgent> {
+  /** A new agent (with an avatar initial, else its name's first letter) and its token, shown once. */
+  async create(userId: string, name: string, initial = ''): Promise<CreatedAgent> {
     const trimmed = checkDisplayName(name);
+    const letters = initial === '' ? '' : checkInitial(initial);
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     // Agents are named in takeovers ("taken over by Alice"), so a name is one agent per owner.
     if ((await this.list(userId)).some((agent) => agent.active && agent.name === trimmed)) {
@@ -40,6 +43,7 @@ export class AgentStore {
         id,
         user_id: userId,
         name: trimmed,
+        initial: letters,
         created_at: String(now),
         active: '1',
         token_hash: hashAgentToken(token),
@@ -50,6 +54,15 @@ export class AgentStore {
     // The lookup is written last: until then the token opens nothing.
     await this.redis.set(this.keys.agentByHash(hashAgentToken(token)), `${userId}:${id}`);
     return { id, name: trimmed, token };
+  }
+
+  /**
+   * How the owner's agent of that name shows to visitors; a name no active agent has (an operator's
+   * takeover under any name) shows as itself, with its first letter.
+   */
+  async persona(userId: string, name: string): Promise<AgentPersona> {
+    const agent = (await this.list(userId)).find((candidate) => candidate.active && candidate.name === name);
+    return personaOf(name, agent?.initial);
   }
 
   /** The owner's agents, newest first. */
@@ -102,6 +115,7 @@ function toAgent(row: Record<string, string>): Agent {
     id: row.id!,
     user_id: row.user_id!,
     name: row.name!,
+    initial: row.initial ?? '',
     created_at: formatTimestamp(Number(row.created_at)),
     active: row.active === '1',
   };

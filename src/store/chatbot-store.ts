@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { applySettingsPatch, parseSettings, type ChatbotSettings } from '../chatbots/chatbot-settings.ts';
+import { applySettingsPatch, parseSettings, retentionOn, type ChatbotSettings } from '../chatbots/chatbot-settings.ts';
 import {
   checkFallback,
   checkModel,
@@ -21,6 +21,7 @@ import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { slugify } from '../chatbots/slug.ts';
+import type { RetentionSchedule } from './retention-schedule.ts';
 
 // Claims base, base-2, base-3, … atomically; returns the slug claimed.
 const CLAIM_SLUG = new LuaScript<{ keys: [ownerSlugs: string]; args: [baseSlug: string]; reply: string }>(`
@@ -52,11 +53,19 @@ export class ChatbotStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Pick<Clock, 'nowMicros'>;
+  /** Where a chatbot given a retention is scheduled for the gateways' sweeps (none: nothing is swept). */
+  private readonly retention: Pick<RetentionSchedule, 'ensure'> | undefined;
 
-  constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
+  constructor(
+    redis: RedisClient,
+    keys: RedisKeys,
+    clock: Pick<Clock, 'nowMicros'>,
+    retention?: Pick<RetentionSchedule, 'ensure'>,
+  ) {
     this.redis = redis;
     this.keys = keys;
     this.clock = clock;
+    this.retention = retention;
   }
 
   async create(userId: string, input: NewChatbot): Promise<Chatbot> {
@@ -87,6 +96,39 @@ export class ChatbotStore {
     return this.get(id);
   }
 
+  /**
+   * Writes a chatbot brought from another install (`import`) for its new owner: its id unless a
+   * chatbot (live or deleted) has it here (then a new one), its creation time, its slug unless the
+   * owner has it already (then `-2`, `-3` …), and its settings, under the same rules as `create` and
+   * `configure`. A retention among them schedules it for the gateways' sweeps.
+   */
+  async restore(
+    userId: string,
+    input: NewChatbot & { id: string; slug: string; isActive: boolean; createdAtMicros: number; settings: unknown },
+  ): Promise<Chatbot> {
+    const name = checkName(input.name);
+    const provider = checkProvider(input.provider ?? 'chatgpt');
+    const settings = applySettingsPatch(parseSettings(undefined), input.settings);
+    const fields = {
+      name,
+      provider,
+      model: checkModel(input.model ?? '') || DEFAULT_MODELS[provider],
+      is_active: input.isActive ? '1' : '0',
+      deleted: '0',
+      created_at: String(input.createdAtMicros),
+      system_prompt: checkSystemPrompt(input.systemPrompt ?? DEFAULT_SYSTEM_PROMPT),
+      fallback_message: checkFallback(input.fallbackMessage ?? DEFAULT_FALLBACK_MESSAGE),
+      settings: JSON.stringify(settings),
+    };
+    if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
+    const id = (await this.redis.exists(this.keys.chatbot(input.id))) === 0 ? input.id : randomUUID();
+    const slug = await CLAIM_SLUG.run(this.redis, [this.keys.slugsOf(userId)], [slugify(input.slug)]);
+    if (retentionOn(settings)) await this.retention?.ensure(id, this.clock.nowMicros());
+    await this.redis.zAdd(this.keys.chatbotsOf(userId), { score: input.createdAtMicros, value: id });
+    await this.redis.hSet(this.keys.chatbot(id), { id, user_id: userId, slug, ...fields });
+    return this.get(id);
+  }
+
   /** Every live chatbot of the owner, newest first. */
   async listForUser(userId: string): Promise<Chatbot[]> {
     const ids = await this.redis.zRange(this.keys.chatbotsOf(userId), 0, -1, { REV: true });
@@ -114,12 +156,20 @@ export class ChatbotStore {
     return this.get(chatbotId);
   }
 
-  /** Changes some of the chatbot's widget, lead-form and escalation settings; returns them all. */
+  /**
+   * Changes some of the chatbot's widget, lead-form, escalation, answer, office-hours and retention
+   * settings; returns them all. A chatbot given a retention is scheduled for the gateways' sweeps.
+   */
   async configure(chatbotId: string, patch: unknown): Promise<ChatbotSettings> {
     for (;;) {
-      const stored = (await this.redis.hGet(this.keys.chatbot(chatbotId), 'settings')) ?? '';
+      const [read, deleted] = await this.redis.hmGet(this.keys.chatbot(chatbotId), ['settings', 'deleted']);
+      if (deleted !== '0') throw new NotFoundError('Chatbot not found.');
+      const stored = read ?? '';
       const current = parseSettings(stored || undefined);
       const next = applySettingsPatch(current, patch);
+      // Scheduled before the settings change: a sweep that finds no retention set lets go of it, so a
+      // failure in between leaves nothing unswept.
+      if (retentionOn(next)) await this.retention?.ensure(chatbotId, this.clock.nowMicros());
       const swapped = await SWAP_SETTINGS.run(
         this.redis,
         [this.keys.chatbot(chatbotId)],

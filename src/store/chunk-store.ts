@@ -142,6 +142,23 @@ export class ChunkStore {
     if (batch.length > 0) yield await this.load(batch);
   }
 
+  /**
+   * The keys of every chunk of this space, by chatbot (the order SCAN found them in): what the
+   * in-process engine's background load walks, one chatbot after another.
+   */
+  async keysByChatbot(batchSize = 1000): Promise<Map<string, string[]>> {
+    const byChatbot = new Map<string, string[]>();
+    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+      for (const key of keys) {
+        const chatbotId = chatbotIdFromKey(key);
+        const listed = byChatbot.get(chatbotId);
+        if (listed === undefined) byChatbot.set(chatbotId, [key]);
+        else listed.push(key);
+      }
+    }
+    return byChatbot;
+  }
+
   /** Chunks of a chatbot by id, aligned with `ids` (undefined where a chunk does not exist). */
   byIds(chatbotId: string, ids: string[]): Promise<Array<ChunkRecord | undefined>> {
     return this.byKeys(ids.map((id) => this.keys.chunk(this.space, chatbotId, id)));
@@ -154,7 +171,8 @@ export class ChunkStore {
     return rows.map((row, i) => toChunk(keys[i]!, row as unknown as Record<string, Buffer>));
   }
 
-  private async load(keys: string[]): Promise<ChunkRecord[]> {
+  /** The chunks at `keys` that exist now (a key whose chunk was deleted meanwhile is left out). */
+  async load(keys: string[]): Promise<ChunkRecord[]> {
     return (await this.byKeys(keys)).filter((chunk): chunk is ChunkRecord => chunk !== undefined);
   }
 }
@@ -174,6 +192,12 @@ function toChunk(key: string, fields: Record<string, Buffer>): ChunkRecord | und
     content: fields.content!.toString(),
     embedding,
   };
+}
+
+/** Chunk keys hold the chatbot's hash tag, `{b:<chatbot_id>}`. */
+function chatbotIdFromKey(key: string): string {
+  const start = key.indexOf('{b:') + 3;
+  return key.slice(start, key.indexOf('}', start));
 }
 
 /** Chunk keys end in `}:<source_id>:<position>`; the chunk id is that tail. */

@@ -11,7 +11,7 @@ export type AppendKeys = [meta: string, messages: string, conversationIndex: str
 export type HoldReply = 'missing' | 'ok' | ['held', holder: string];
 
 // The one definition of a new conversation record, shared by the scripts that may create one.
-const CREATE_CONVERSATION = `
+export const CREATE_CONVERSATION = `
 local function create_conversation(meta, ids, id, chatbot, session, source, now)
   redis.call('HSET', meta, 'id', id, 'chatbot_id', chatbot, 'session_id', session, 'source', source,
     'created_at', now, 'escalated_at', '', 'taken_over_by', '', 'message_count', 0)
@@ -20,7 +20,7 @@ end`;
 
 // The one definition of a message appended to a conversation: its list, count, last activity and place
 // in the chatbot's conversation index.
-const APPEND_MESSAGE = `
+export const APPEND_MESSAGE = `
 local function append_message(meta, messages, index, message, now, session)
   redis.call('RPUSH', messages, message)
   redis.call('HINCRBY', meta, 'message_count', 1)
@@ -64,6 +64,7 @@ export const BEGIN_TURN = new LuaScript<{
     historySize: number,
     nonce: string,
     processId: string,
+    /** Empty: record no pending entry (no webhook listens for the turn's events). */
     pendingEntryId: string,
     entryDueMicros: number,
     overdueToTake: number,
@@ -108,7 +109,8 @@ local entry = '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' .. cj
   ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
   ',"is_new":' .. isNew .. ',"message":' .. ARGV[6] .. '}'
 local overdue = claim_overdue(KEYS[7], KEYS[8], ARGV[5], ARGV[15], ARGV[14])
-record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14])
+-- No entry id: no webhook listens for a turn's events, so there is nothing to deliver later.
+if ARGV[13] ~= '' then record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14]) end
 return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue}
 `);
 
@@ -123,13 +125,15 @@ export const END_TURN = new LuaScript<{
     replyJson: string,
     nowMicros: number,
     fallback: '1' | '0',
+    /** '1': the reply is kept aside as discarded whoever holds the conversation (cut short by a takeover). */
+    discard: '1' | '0',
   ];
   reply: [outcome: ReplyFate, fallbackStreak: number];
 }>(`${APPEND_MESSAGE}
 local outcome = 'stored'
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
   outcome = 'lost-lease'
-elseif ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'taken_over_by') ~= '' then
+elseif ARGV[2] ~= '' and (ARGV[5] == '1' or redis.call('HGET', KEYS[1], 'taken_over_by') ~= '') then
   outcome = 'discarded'
 end
 local streak = 0
@@ -159,25 +163,51 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `);
 
+// The entry of a hold's event (`conversation.taken_over` or `.released`), recorded beside the change.
+const HOLD_ENTRY = `
+local function hold_entry(kind, meta, agent, at)
+  local ids = redis.call('HMGET', meta, 'id', 'session_id')
+  return '{"kind":"' .. kind .. '","at":"' .. at .. '","conversation_id":' .. cjson.encode(ids[1]) ..
+    ',"session_id":' .. cjson.encode(ids[2]) .. ',"agent":' .. cjson.encode(agent) .. '}'
+end`;
+
+/** The keys of the takeover and release scripts. */
+export type HoldKeys = [meta: string, pendingEvents: string, pendingEventsDue: string];
+
+/** A takeover or release that changed who holds the conversation: the entry of its event as recorded. */
+export type HoldChanged = ['changed', entry: string];
+
+// A takeover by the agent already holding the conversation changes nothing and records nothing.
 export const TAKE_OVER = new LuaScript<{
-  keys: [meta: string];
-  args: [agent: string, nowMicros: number];
-  reply: HoldReply;
-}>(`
+  keys: HoldKeys;
+  args: [agent: string, nowMicros: number, pendingEntryId: string, entryDueMicros: number];
+  reply: HoldReply | HoldChanged;
+}>(`${PENDING_ENTRIES}${HOLD_ENTRY}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
-if holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
-redis.call('HSET', KEYS[1], 'taken_over_by', ARGV[1], 'taken_over_at', ARGV[2])
-return 'ok'
+if holder == ARGV[1] then return 'ok' end
+if holder ~= '' then return {'held', holder} end
+redis.call('HSET', KEYS[1], 'taken_over_by', ARGV[1], 'taken_over_at', ARGV[2], 'human_served_at', ARGV[2])
+local entry = hold_entry('taken_over', KEYS[1], ARGV[1], ARGV[2])
+record_entry(KEYS[2], KEYS[3], ARGV[3], entry, ARGV[4])
+return {'changed', entry}
 `);
 
-// An agent of '' releases whoever holds the conversation.
-export const RELEASE = new LuaScript<{ keys: [meta: string]; args: [agent: string]; reply: HoldReply }>(`
+// An agent of '' releases whoever holds the conversation (the entry names the holder). Releasing a
+// conversation nobody holds changes nothing and records nothing.
+export const RELEASE = new LuaScript<{
+  keys: HoldKeys;
+  args: [agent: string, nowMicros: number, pendingEntryId: string, entryDueMicros: number];
+  reply: HoldReply | HoldChanged;
+}>(`${PENDING_ENTRIES}${HOLD_ENTRY}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
-if ARGV[1] ~= '' and holder ~= '' and holder ~= ARGV[1] then return {'held', holder} end
+if holder == '' then return 'ok' end
+if ARGV[1] ~= '' and holder ~= ARGV[1] then return {'held', holder} end
 redis.call('HSET', KEYS[1], 'taken_over_by', '', 'taken_over_at', '')
-return 'ok'
+local entry = hold_entry('released', KEYS[1], holder, ARGV[2])
+record_entry(KEYS[2], KEYS[3], ARGV[3], entry, ARGV[4])
+return {'changed', entry}
 `);
 
 // A missing conversation is created (a visitor asking for a human before saying anything) unless the
@@ -206,6 +236,10 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'last_message_at', ARGV[1])
   redis.call('ZADD', KEYS[2], ARGV[1], ARGV[4])
 end
+-- Every request, first or not, has the visitor waiting for a human (again), unless one is there.
+if redis.call('HGET', KEYS[1], 'taken_over_by') == '' then
+  redis.call('HSET', KEYS[1], 'human_requested_at', ARGV[1])
+end
 local at = redis.call('HGET', KEYS[1], 'escalated_at')
 if at ~= '' then return {'already', at, redis.call('HGETALL', KEYS[1])} end
 redis.call('HSET', KEYS[1], 'escalated_at', ARGV[1])
@@ -232,21 +266,25 @@ return 'ok'
 `);
 
 // The owner wrote from the messaging account itself (WhatsApp's linked phone): the conversation is
-// taken over by `holder` unless someone already holds it, and the message is stored as an agent's.
-// Returns 'missing' or {holder, 1 when this message took it over}.
+// taken over by `holder` unless someone already holds it (then with the entry of its
+// `conversation.taken_over`), and the message is stored as an agent's. Returns 'missing' or {holder,
+// 1 when this message took it over, the entry as recorded or ''}.
 export const APPEND_OWNER = new LuaScript<{
-  keys: AppendKeys;
-  args: [holder: string, messageJson: string, nowMicros: number];
-  reply: 'missing' | [holder: string, tookOver: 0 | 1];
-}>(`${APPEND_MESSAGE}
+  keys: [...AppendKeys, pendingEvents: string, pendingEventsDue: string];
+  args: [holder: string, messageJson: string, nowMicros: number, pendingEntryId: string, entryDueMicros: number];
+  reply: 'missing' | [holder: string, tookOver: 0 | 1, entry: string];
+}>(`${APPEND_MESSAGE}${PENDING_ENTRIES}${HOLD_ENTRY}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local holder = redis.call('HGET', KEYS[1], 'taken_over_by')
 local took = 0
+local entry = ''
 if holder == '' then
   holder = ARGV[1]
   took = 1
-  redis.call('HSET', KEYS[1], 'taken_over_by', holder, 'taken_over_at', ARGV[3])
+  redis.call('HSET', KEYS[1], 'taken_over_by', holder, 'taken_over_at', ARGV[3], 'human_served_at', ARGV[3])
+  entry = hold_entry('taken_over', KEYS[1], holder, ARGV[3])
+  record_entry(KEYS[4], KEYS[5], ARGV[4], entry, ARGV[5])
 end
 append_message(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
-return {holder, took}
+return {holder, took, entry}
 `);

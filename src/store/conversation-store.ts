@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type {
+  AgentPersona,
+  Citation,
   Conversation as ConversationView,
   ConversationActivity,
   Message as StoredMessage,
+  MessageDelivery,
   MessageRole,
 } from '../contract/conversation.ts';
 import type { Clock } from '../clock.ts';
@@ -19,6 +22,7 @@ import {
   RENEW_LEASE,
   TAKE_OVER,
   type AppendKeys,
+  type HoldKeys,
   type HoldReply,
 } from './conversation-scripts.ts';
 import type { PendingEventStore } from './pending-event-store.ts';
@@ -55,8 +59,11 @@ export type TurnStart =
       token: string;
       /** Up to `historySize` messages before the new one, oldest first. */
       history: StoredMessage[];
-      /** The pending entry of this message's events, as the script recorded it. */
-      entry: StoredPendingEntry;
+      /**
+       * The pending entry of this message's events, as the script recorded it; none when the turn was
+       * told no webhook listens for them (`recordEvents: false`).
+       */
+      entry?: StoredPendingEntry;
       /** Overdue pending entries of the chatbot, now this turn's to write deliveries for. */
       overdue: StoredPendingEntry[];
     };
@@ -83,10 +90,22 @@ export interface TurnLimits {
 /** Overdue pending entries one turn takes over at most (the sweeper takes the rest). */
 const OVERDUE_PER_TURN = 5;
 
-interface RawMessage {
+/** A message as a conversation's list stores it (its time in microseconds). */
+export interface RawMessage {
   role: MessageRole;
   content: string;
   at: number;
+  citations?: Citation[];
+  agent?: AgentPersona;
+}
+
+/** What a conversation's hand-off state is read from. */
+export interface HandoffRecord {
+  takenOverBy: string | null;
+  /** When the visitor last asked for a human while none held the conversation (µs), 0 if never. */
+  humanRequestedAt: number;
+  /** When an agent last took it over (µs), 0 if never. */
+  humanServedAt: number;
 }
 
 /** The outcome of an escalation request. */
@@ -100,6 +119,15 @@ export type EscalationResult =
       entry: StoredPendingEntry;
     }
   | { first: false; escalatedAt: string; conversation: ConversationView };
+
+/**
+ * A takeover or release: the conversation as it is now, and the pending entry of its event when it
+ * changed who holds the conversation (none when it changed nothing).
+ */
+export interface HoldOutcome {
+  conversation: ConversationView;
+  entry: StoredPendingEntry | undefined;
+}
 
 /**
  * Conversations in Redis: turns that begin and end under a fenced per-conversation lease, takeover,
@@ -132,7 +160,9 @@ export class ConversationStore {
     sessionId: string,
     input: { content: string; source: string },
     limits: TurnLimits,
+    options: { recordEvents?: boolean } = {},
   ): Promise<TurnStart> {
+    const recordEvents = options.recordEvents ?? true;
     const now = this.clock.nowMicros();
     const message: RawMessage = { role: 'user', content: input.content, at: now };
     const entryId = randomUUID();
@@ -161,7 +191,7 @@ export class ConversationStore {
         limits.historySize,
         randomUUID(),
         this.processId,
-        entryId,
+        recordEvents ? entryId : '',
         this.pending.dueAt(now),
         OVERDUE_PER_TURN,
       ],
@@ -179,25 +209,26 @@ export class ConversationStore {
       createdAt: formatTimestamp(now),
       token,
       history: history.map(parseMessage),
-      entry: { id: entryId, json: entry },
+      ...(recordEvents ? { entry: { id: entryId, json: entry } } : {}),
       overdue: overdue.map(([overdueId, json]) => ({ id: overdueId, json })),
     };
   }
 
   /**
-   * Ends a turn: stores the reply unless a human holds the conversation or the lease was lost (then
-   * it is kept aside as discarded), and releases the lease.
+   * Ends a turn: stores the reply unless a human holds the conversation, the lease was lost or
+   * `discard` says so (a reply cut short by a takeover): then it is kept aside as discarded. Releases
+   * the lease.
    */
   async endTurn(
     chatbotId: string,
     sessionId: string,
     token: string,
-    reply: { role: MessageRole; content: string; fallback?: boolean } | null,
+    reply: { role: MessageRole; content: string; citations?: Citation[]; fallback?: boolean; discard?: boolean } | null,
   ): Promise<TurnEnd> {
     const now = this.clock.nowMicros();
-    const json = reply
-      ? JSON.stringify({ role: reply.role, content: reply.content, at: now } satisfies RawMessage)
-      : '';
+    const raw: RawMessage | null = reply && { role: reply.role, content: reply.content, at: now };
+    if (raw && reply?.citations?.length) raw.citations = reply.citations;
+    const json = raw ? JSON.stringify(raw) : '';
     const [outcome, streak] = await END_TURN.run(
       this.redis,
       [
@@ -207,7 +238,7 @@ export class ConversationStore {
         this.keys.conversationDiscarded(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
       ],
-      [token, json, now, reply?.fallback ? '1' : '0'],
+      [token, json, now, reply?.fallback ? '1' : '0', reply?.discard ? '1' : '0'],
     );
     return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
   }
@@ -222,35 +253,76 @@ export class ConversationStore {
     return renewed === 1;
   }
 
-  /** Puts a human agent in charge; another agent's hold is a conflict naming the holder. */
-  async takeOver(chatbotId: string, sessionId: string, agent: string): Promise<ConversationView> {
-    const reply = await TAKE_OVER.run(
-      this.redis,
-      [this.keys.conversation(chatbotId, sessionId)],
-      [agent, this.clock.nowMicros()],
-    );
-    this.checkHold(reply);
-    return this.get(chatbotId, sessionId);
+  /**
+   * Puts a human agent in charge; another agent's hold is a conflict naming the holder. A takeover
+   * that changed the holder records the pending entry of its `conversation.taken_over`.
+   */
+  async takeOver(chatbotId: string, sessionId: string, agent: string): Promise<HoldOutcome> {
+    return this.changeHold(TAKE_OVER, chatbotId, sessionId, agent);
   }
 
-  /** Hands the conversation back to the AI (`agent` '' releases whoever holds it). */
-  async release(chatbotId: string, sessionId: string, agent: string): Promise<ConversationView> {
-    const reply = await RELEASE.run(this.redis, [this.keys.conversation(chatbotId, sessionId)], [agent]);
-    this.checkHold(reply);
-    return this.get(chatbotId, sessionId);
+  /**
+   * Hands the conversation back to the AI (`agent` '' releases whoever holds it). A release that
+   * ended a hold records the pending entry of its `conversation.released`.
+   */
+  async release(chatbotId: string, sessionId: string, agent: string): Promise<HoldOutcome> {
+    return this.changeHold(RELEASE, chatbotId, sessionId, agent);
   }
 
-  /** Stores a human agent's reply; the agent must hold the conversation. */
-  async appendAgentReply(chatbotId: string, sessionId: string, agent: string, content: string): Promise<StoredMessage> {
+  private async changeHold(
+    script: typeof TAKE_OVER | typeof RELEASE,
+    chatbotId: string,
+    sessionId: string,
+    agent: string,
+  ): Promise<HoldOutcome> {
+    const now = this.clock.nowMicros();
+    const entryId = randomUUID();
+    const keys: HoldKeys = [
+      this.keys.conversation(chatbotId, sessionId),
+      this.keys.pendingEvents(chatbotId),
+      this.keys.pendingEventsDue(chatbotId),
+    ];
+    const reply = await script.run(this.redis, keys, [agent, now, entryId, this.pending.dueAt(now)]);
+    if (Array.isArray(reply) && reply[0] === 'changed') {
+      return { conversation: await this.get(chatbotId, sessionId), entry: { id: entryId, json: reply[1] } };
+    }
+    this.checkHold(reply);
+    return { conversation: await this.get(chatbotId, sessionId), entry: undefined };
+  }
+
+  /** Stores a human agent's reply, with how they show; the agent must hold the conversation. */
+  async appendAgentReply(
+    chatbotId: string,
+    sessionId: string,
+    agent: string,
+    content: string,
+    persona?: AgentPersona,
+  ): Promise<StoredMessage> {
     const now = this.clock.nowMicros();
     const reply = await APPEND_AGENT.run(this.redis, this.appendKeys(chatbotId, sessionId), [
       agent,
-      agentMessage(content, now),
+      agentMessage(content, now, persona),
       now,
     ]);
     if (reply === 'not-held') throw new ConflictError('Take over the conversation before replying.');
     this.checkHold(reply);
-    return { role: 'agent', content, created_at: formatTimestamp(now) };
+    return { role: 'agent', content, created_at: formatTimestamp(now), ...(persona ? { agent: persona } : {}) };
+  }
+
+  /** What the conversation's hand-off state is read from; undefined when there is no conversation. */
+  async handoff(chatbotId: string, sessionId: string): Promise<HandoffRecord | undefined> {
+    const [id, holder, requested, served] = await this.redis.hmGet(this.keys.conversation(chatbotId, sessionId), [
+      'id',
+      'taken_over_by',
+      'human_requested_at',
+      'human_served_at',
+    ]);
+    if (!id) return undefined;
+    return {
+      takenOverBy: holder || null,
+      humanRequestedAt: Number(requested || 0),
+      humanServedAt: Number(served || 0),
+    };
   }
 
   /** The keys of the scripts that append an agent's message: meta, messages, conversation index. */
@@ -264,27 +336,36 @@ export class ConversationStore {
 
   /**
    * Stores what the owner wrote from the channel's own account as an agent message, taking the
-   * conversation over for `holder` if nobody holds it; undefined when there is no such conversation
-   * (the owner's private chats are none of the chatbot's business).
+   * conversation over for `holder` if nobody holds it (recording the pending entry of its
+   * `conversation.taken_over`); undefined when there is no such conversation (the owner's private
+   * chats are none of the chatbot's business).
    */
   async appendOwnerMessage(
     chatbotId: string,
     sessionId: string,
     holder: string,
     content: string,
-  ): Promise<{ message: StoredMessage; holder: string; tookOver: boolean } | undefined> {
+  ): Promise<
+    { message: StoredMessage; holder: string; tookOver: boolean; entry: StoredPendingEntry | undefined } | undefined
+  > {
     const now = this.clock.nowMicros();
-    const reply = await APPEND_OWNER.run(this.redis, this.appendKeys(chatbotId, sessionId), [
-      holder,
-      agentMessage(content, now),
-      now,
-    ]);
+    const entryId = randomUUID();
+    const reply = await APPEND_OWNER.run(
+      this.redis,
+      [
+        ...this.appendKeys(chatbotId, sessionId),
+        this.keys.pendingEvents(chatbotId),
+        this.keys.pendingEventsDue(chatbotId),
+      ],
+      [holder, agentMessage(content, now), now, entryId, this.pending.dueAt(now)],
+    );
     if (reply === 'missing') return undefined;
-    const [current, took] = reply;
+    const [current, took, entry] = reply;
     return {
       message: { role: 'agent', content, created_at: formatTimestamp(now) },
       holder: current,
       tookOver: took === 1,
+      entry: took === 1 ? { id: entryId, json: entry } : undefined,
     };
   }
 
@@ -362,8 +443,34 @@ export class ConversationStore {
 
   async transcript(chatbotId: string, sessionId: string): Promise<ConversationTranscript> {
     const view = await this.get(chatbotId, sessionId);
-    const raw = await this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), 0, -1);
-    return { ...view, messages: raw.map(parseMessage) };
+    const [raw, failures, ratings, deliveries] = await Promise.all([
+      this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), 0, -1),
+      this.redis.hGetAll(this.keys.conversationFailures(chatbotId, sessionId)),
+      this.redis.hGetAll(this.keys.conversationFeedback(chatbotId, sessionId)),
+      this.redis.hGetAll(this.keys.conversationDelivery(chatbotId, sessionId)),
+    ]);
+    const messages = raw.map(parseMessage).map((message) => {
+      const failure = message.role === 'user' ? failures[message.created_at] : undefined;
+      return withDelivery(withRating(failure === undefined ? message : { ...message, failure }, ratings), deliveries);
+    });
+    return { ...view, messages };
+  }
+
+  /** The newest `limit` messages as the visitor sees them, oldest first: replies with the visitor's ratings. */
+  async visitorHistory(chatbotId: string, sessionId: string, limit: number): Promise<StoredMessage[]> {
+    const [raw, ratings] = await Promise.all([
+      this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), -limit, -1),
+      this.redis.hGetAll(this.keys.conversationFeedback(chatbotId, sessionId)),
+    ]);
+    return raw.map((json) => withRating(parseMessage(json), ratings));
+  }
+
+  /**
+   * Notes why the turn of the visitor message stored at `askedAt` got no answer from the chatbot's
+   * provider; the transcript shows it on that message.
+   */
+  async noteFailure(chatbotId: string, sessionId: string, askedAt: string, reason: string): Promise<void> {
+    await this.redis.hSet(this.keys.conversationFailures(chatbotId, sessionId), askedAt, reason);
   }
 
   /** The newest `limit` messages, oldest first; none when the conversation does not exist yet. */
@@ -392,13 +499,30 @@ function fields(flat: string[]): Record<string, string> {
 }
 
 /** An agent's message as a conversation's list stores it. */
-function agentMessage(content: string, at: number): string {
-  return JSON.stringify({ role: 'agent', content, at } satisfies RawMessage);
+function agentMessage(content: string, at: number, persona?: AgentPersona): string {
+  return JSON.stringify({ role: 'agent', content, at, ...(persona ? { agent: persona } : {}) } satisfies RawMessage);
+}
+
+/** An AI reply with the visitor's rating of it, when it has one. */
+function withRating(message: StoredMessage, ratings: Record<string, string>): StoredMessage {
+  const rating = message.role === 'assistant' ? ratings[message.created_at] : undefined;
+  return rating === 'up' || rating === 'down' ? { ...message, feedback: rating } : message;
+}
+
+/** A reply with how far its messaging platform got it (WhatsApp's Cloud API statuses), when it was sent through one. */
+function withDelivery(message: StoredMessage, deliveries: Record<string, string>): StoredMessage {
+  const json = message.role === 'user' ? undefined : deliveries[message.created_at];
+  if (json === undefined) return message;
+  const { at, ...delivery } = JSON.parse(json) as Omit<MessageDelivery, 'at'> & { at: number };
+  return { ...message, delivery: { ...delivery, at: formatTimestamp(at) } };
 }
 
 function parseMessage(json: string): StoredMessage {
   const raw = JSON.parse(json) as RawMessage;
-  return { role: raw.role, content: raw.content, created_at: formatTimestamp(raw.at) };
+  const message: StoredMessage = { role: raw.role, content: raw.content, created_at: formatTimestamp(raw.at) };
+  if (raw.citations) message.citations = raw.citations;
+  if (raw.agent) message.agent = raw.agent;
+  return message;
 }
 
 function toView(meta: Record<string, string>): ConversationView {

@@ -13,9 +13,41 @@ import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
-// The record, its place in the due queue and the log entry are written together: once this returns,
-// the delivery exists and will be attempted, whatever happens to this process. A delivery id that
-// exists already is left as it is (the same event emitted again). Returns 1 when written.
+// Deliveries of one order key (one webhook, one conversation or lead) wait for their first attempt in
+// a sorted set `order:<key>`, in the order they were written; only its first may be claimed for a
+// first attempt, on whichever gateway, so while receivers answer they receive them in that order. A
+// first attempt that fails does not hold the next up: its retries come later, as they would anyway.
+// The next one is due at once when the attempt before it is recorded.
+const DELIVERY_ORDER = `
+local function order_key(prefix, key)
+  return prefix .. 'order:' .. key
+end
+-- Whether a delivery must wait for an earlier one of its order key; earlier ones that are no longer
+-- pending (gone, which only an operator's hand does) are dropped and hold nothing up.
+local function waits_its_turn(prefix, key, id)
+  local order = order_key(prefix, key)
+  local rank = redis.call('ZRANK', order, id)
+  if not rank or rank == 0 then return false end
+  for _, earlier in ipairs(redis.call('ZRANGE', order, 0, rank - 1)) do
+    if redis.call('HGET', prefix .. 'delivery:' .. earlier, 'status') == 'pending' then return true end
+    redis.call('ZREM', order, earlier)
+  end
+  return false
+end
+-- The delivery's first attempt is recorded: the next of its order key is due now.
+local function first_attempt_done(prefix, key, id, due, now)
+  local order = order_key(prefix, key)
+  if redis.call('ZREM', order, id) == 0 then return end
+  local next = redis.call('ZRANGE', order, 0, 0)[1]
+  if not next then return end
+  local at = redis.call('ZSCORE', due, next)
+  if at and tonumber(at) > tonumber(now) then redis.call('ZADD', due, now, next) end
+end`;
+
+// The record, its place in the due queue and in its order key's line, and the log entry are written
+// together: once this returns, the delivery exists and will be attempted, whatever happens to this
+// process. A delivery id that exists already is left as it is (the same event emitted again). Returns
+// 1 when written.
 const ENQUEUE = new LuaScript<{
   keys: [due: string, webhookLog: string];
   args: [
@@ -31,38 +63,45 @@ const ENQUEUE = new LuaScript<{
     keyPrefix: string,
   ];
   reply: 0 | 1;
-}>(`
+}>(`${DELIVERY_ORDER}
 local record = ARGV[10] .. 'delivery:' .. ARGV[1]
 if redis.call('EXISTS', record) == 1 then return 0 end
 redis.call('HSET', record, 'id', ARGV[1], 'webhook_id', ARGV[2], 'chatbot_id', ARGV[3], 'event', ARGV[4],
   'body', ARGV[5], 'status', 'pending', 'attempts', 0, 'max_attempts', ARGV[7], 'next_at', ARGV[6],
   'created_at', ARGV[6], 'order_key', ARGV[8], 'claim', '')
 redis.call('ZADD', KEYS[1], ARGV[6], ARGV[1])
+local order = order_key(ARGV[10], ARGV[8])
+local last = redis.call('ZRANGE', order, -1, -1, 'WITHSCORES')[2]
+redis.call('ZADD', order, last and tonumber(last) + 1 or 1, ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[9])
 return 1
 `);
 
 // Claiming moves a delivery's due time to the end of the claim: if this process dies mid-attempt, the
-// delivery becomes due again and is retried under the same id.
+// delivery becomes due again and is retried under the same id. A delivery waiting for an earlier one
+// of its order key is not claimed; it is looked at again at the end of a claim (the earlier one's
+// recorded attempt makes it due sooner).
 const CLAIM = new LuaScript<{
   keys: [due: string];
   args: [nowMicros: number, limit: number, claimUntilMicros: number, token: string, keyPrefix: string];
   reply: Array<
     [id: string, webhookId: string, chatbotId: string, event: string, body: string, attempt: number, orderKey: string]
   >;
-}>(`
+}>(`${DELIVERY_ORDER}
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
 for _, id in ipairs(ids) do
   local record = ARGV[5] .. 'delivery:' .. id
   local f = redis.call('HMGET', record, 'webhook_id', 'chatbot_id', 'event', 'body', 'attempts', 'status', 'order_key')
-  if f[1] and f[6] == 'pending' then
+  if not f[1] or f[6] ~= 'pending' then
+    redis.call('ZREM', KEYS[1], id)
+  elseif f[7] and waits_its_turn(ARGV[5], f[7], id) then
+    redis.call('ZADD', KEYS[1], ARGV[3], id)
+  else
     redis.call('ZADD', KEYS[1], ARGV[3], id)
     redis.call('HSET', record, 'claim', ARGV[4])
     table.insert(out, {id, f[1], f[2], f[3], f[4], tonumber(f[5]) + 1, f[7]})
-  else
-    redis.call('ZREM', KEYS[1], id)
   end
 end
 return out
@@ -74,13 +113,14 @@ const COMPLETE = new LuaScript<{
   args: [
     keyPrefix: string,
     retentionSeconds: number,
+    nowMicros: number,
     /** Five per attempt: id, token, attempt JSON, verdict, next µs. */
     ...attempts: Array<string | number>,
   ];
   reply: AttemptOutcome[];
-}>(`
+}>(`${DELIVERY_ORDER}
 local out = {}
-for i = 3, #ARGV, 5 do
+for i = 4, #ARGV, 5 do
   local id = ARGV[i]
   local record = ARGV[1] .. 'delivery:' .. id
   local attemptsKey = record .. ':attempts'
@@ -88,6 +128,8 @@ for i = 3, #ARGV, 5 do
     table.insert(out, 'stale')
   else
     redis.call('RPUSH', attemptsKey, ARGV[i + 2])
+    local key = redis.call('HGET', record, 'order_key')
+    if key then first_attempt_done(ARGV[1], key, id, KEYS[1], ARGV[3]) end
     local attempts = redis.call('HINCRBY', record, 'attempts', 1)
     local verdict = ARGV[i + 3]
     if verdict == 'retry' and attempts >= tonumber(redis.call('HGET', record, 'max_attempts')) then verdict = 'failed' end
@@ -220,7 +262,7 @@ export class DeliveryStore {
     return COMPLETE.run(
       this.redis,
       [this.keys.deliveriesDue()],
-      [this.keys.deliveryPrefix(), this.retentionSeconds, ...batch],
+      [this.keys.deliveryPrefix(), this.retentionSeconds, this.clock.nowMicros(), ...batch],
     );
   }
 

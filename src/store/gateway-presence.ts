@@ -14,6 +14,16 @@ export interface GatewaySetup {
   default_plan: string;
 }
 
+/** How far a gateway's in-process search index has loaded, as it says with its presence. */
+export interface SearchIndexProgress {
+  /** Listed chunks read so far (skipped and vanished ones included, so it reaches `total`). */
+  loaded: number;
+  /** Chunks listed when the load began; undefined while they are being listed. */
+  total: number | undefined;
+  /** Whether every chatbot listed is loaded. */
+  done: boolean;
+}
+
 /**
  * What the gateway processes tell the CLI: that they are running (each says so every few seconds,
  * in a sorted set scored by when its word lapses), so `source add --wait` can tell "queued, a gateway
@@ -39,6 +49,23 @@ export class GatewayPresence {
 
   async leave(gatewayId: string): Promise<void> {
     await this.members.leave(this.keys.gateways(), gatewayId);
+    await this.redis.del(this.keys.gatewaySearchIndex(gatewayId));
+  }
+
+  /** How far this gateway's search index has loaded, said for `ttlMs` (as long as its presence). */
+  async recordSearchIndex(gatewayId: string, progress: SearchIndexProgress, ttlMs: number): Promise<void> {
+    await this.redis.set(this.keys.gatewaySearchIndex(gatewayId), JSON.stringify(progress), { PX: ttlMs });
+  }
+
+  /**
+   * Each running gateway's search index, by gateway id: `loaded`, or `<loaded>/<total> chunks` while it
+   * loads (`listing chunks` before it knows the total), or `unknown` when the gateway has not said.
+   */
+  async searchIndexes(): Promise<Record<string, string>> {
+    const ids = (await this.ids()).sort();
+    // One GET per gateway: in a Redis Cluster their keys are in different slots.
+    const records = await Promise.all(ids.map((id) => this.redis.get(this.keys.gatewaySearchIndex(id))));
+    return Object.fromEntries(ids.map((id, i) => [id, searchIndexView(records[i] ?? null)]));
   }
 
   /** How many gateways are running now. */
@@ -89,4 +116,12 @@ export class GatewayPresence {
     const value = await this.redis.get(this.keys.gatewayCrawlAllowsPrivate());
     return value === null ? undefined : value === '1';
   }
+}
+
+function searchIndexView(record: string | null): string {
+  if (record === null) return 'unknown';
+  const progress = JSON.parse(record) as SearchIndexProgress;
+  if (progress.done) return 'loaded';
+  if (progress.total === undefined) return 'listing chunks';
+  return `${progress.loaded}/${progress.total} chunks`;
 }

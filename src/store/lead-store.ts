@@ -39,6 +39,20 @@ redis.call('SET', KEYS[2], ARGV[2])
 return 1
 `);
 
+// A lead brought from another install: written unless the chatbot has it or its session has a lead.
+// No event: it was captured there. 0 when nothing was written.
+const RESTORE = new LuaScript<{
+  keys: [sessionLead: string, lead: string, chatbotLeads: string];
+  args: [leadId: string, leadJson: string, atMicros: number];
+  reply: 0 | 1;
+}>(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+return 1
+`);
+
 /** Leads per chatbot, newest first; one per conversation. */
 export class LeadStore {
   private readonly redis: RedisClient;
@@ -93,6 +107,38 @@ export class LeadStore {
       if (done === 1) return { lead: updated, created: false };
     }
     throw new Error(`the lead of session ${sessionId} kept changing`);
+  }
+
+  /**
+   * Writes a lead brought from another install (`import`) as it was, captured at `atMicros`, without
+   * its `lead.captured` event; false when the chatbot has a lead with its id, or its session a lead.
+   */
+  async restore(lead: Lead, atMicros: number): Promise<boolean> {
+    const { chatbot_id: chatbotId, session_id: sessionId } = lead;
+    const written = await RESTORE.run(
+      this.redis,
+      [
+        this.keys.leadOfSession(chatbotId, sessionId),
+        this.keys.lead(chatbotId, lead.lead_id),
+        this.keys.leadsOf(chatbotId),
+      ],
+      [lead.lead_id, JSON.stringify(lead), atMicros],
+    );
+    return written === 1;
+  }
+
+  /** The leads the given sessions of one chatbot left, by session id (sessions without one are absent). */
+  async ofSessions(chatbotId: string, sessionIds: readonly string[]): Promise<Map<string, Lead>> {
+    const found = new Map<string, Lead>();
+    if (sessionIds.length === 0) return found;
+    const leadIds = await this.redis.mGet(sessionIds.map((id) => this.keys.leadOfSession(chatbotId, id)));
+    const present = leadIds.flatMap((leadId, i) => (leadId === null ? [] : [{ leadId, sessionId: sessionIds[i]! }]));
+    if (present.length === 0) return found;
+    const rows = await this.redis.mGet(present.map(({ leadId }) => this.keys.lead(chatbotId, leadId)));
+    rows.forEach((row, i) => {
+      if (row !== null) found.set(present[i]!.sessionId, JSON.parse(row) as Lead);
+    });
+    return found;
   }
 
   async list(chatbotId: string): Promise<Lead[]> {

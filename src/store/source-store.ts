@@ -30,10 +30,20 @@ export class SourceStore {
     this.clock = clock;
   }
 
-  async create(chatbotId: string, input: NewSource): Promise<Source> {
+  /**
+   * Stores a new source, `pending`. `restored` (a source brought from another install by `import`)
+   * keeps its id unless a source here has it, its creation time, and may store it `failed` with the
+   * reason (a connector source whose connection did not come with it).
+   */
+  async create(
+    chatbotId: string,
+    input: NewSource,
+    restored?: { id: string; createdAtMicros: number; failed?: string },
+  ): Promise<Source> {
     const title = checkNewSource(input);
-    const id = randomUUID();
-    const createdAt = this.clock.nowMicros();
+    const kept = restored && (await this.redis.exists(this.keys.sourceOwner(restored.id))) === 0;
+    const id = kept ? restored.id : randomUUID();
+    const createdAt = restored?.createdAtMicros ?? this.clock.nowMicros();
     if (input.content !== undefined) {
       await this.redis.set(this.keys.sourceContent(chatbotId, id), input.content);
     }
@@ -44,10 +54,10 @@ export class SourceStore {
       type: input.type,
       title,
       url: input.url ?? '',
-      status: 'pending',
+      status: restored?.failed ? 'failed' : 'pending',
       page_count: '0',
       created_at: String(createdAt),
-      error: '',
+      error: restored?.failed ?? '',
       reference: input.reference ?? '',
       connection_id: input.connectionId ?? '',
       refresh: refreshFor(input.type, input.refresh),

@@ -10,9 +10,11 @@ import {
   checkWebhookEvents,
   checkWebhookUrl,
   generateWebhookSecret,
+  withSecret,
   type Webhook,
   type WebhookWithSecret,
 } from '../webhooks/webhook.ts';
+import { standardWebhooksSecret } from '../webhooks/standard-webhooks.ts';
 
 /** Webhook configuration per chatbot: URL (validated, public unless allowed), events, secret, active. */
 export class WebhookStore {
@@ -36,23 +38,31 @@ export class WebhookStore {
     this.egress = egress;
   }
 
-  async create(chatbotId: string, rawUrl: string, rawEvents: string[]): Promise<WebhookWithSecret> {
+  /** A new webhook, active; `standardWebhooks` opts in to the Standard Webhooks headers (off by default). */
+  async create(
+    chatbotId: string,
+    rawUrl: string,
+    rawEvents: string[],
+    options: { standardWebhooks?: boolean } = {},
+  ): Promise<WebhookWithSecret> {
     const url = await checkWebhookUrl(rawUrl, this.allowPrivate, this.egress);
     const events = checkWebhookEvents(rawEvents);
     const id = randomUUID();
-    const secret = generateWebhookSecret();
-    await this.redis.set(this.keys.webhookOwner(id), chatbotId);
-    await this.redis.hSet(this.keys.webhook(chatbotId, id), {
+    const row = {
       id,
       chatbot_id: chatbotId,
       url,
       events: events.join(','),
-      secret,
+      secret: generateWebhookSecret(),
+      // A record written before the field existed has none: off.
+      standard_webhooks: options.standardWebhooks ? '1' : '0',
       active: '1',
       created_at: String(this.clock.nowMicros()),
-    });
+    };
+    await this.redis.set(this.keys.webhookOwner(id), chatbotId);
+    await this.redis.hSet(this.keys.webhook(chatbotId, id), row);
     await this.redis.sAdd(this.keys.webhooksOf(chatbotId), id);
-    return { id, url, events, secret };
+    return withSecret(toWebhook(row));
   }
 
   /** Every webhook of a chatbot, oldest first. */
@@ -88,7 +98,14 @@ export class WebhookStore {
     const hook = await this.get(webhookId);
     const secret = generateWebhookSecret();
     await this.redis.hSet(this.keys.webhook(hook.chatbot_id, webhookId), 'secret', secret);
-    return { id: hook.id, url: hook.url, events: hook.events, secret };
+    return withSecret(signedWith(hook, secret, hook.standard_webhooks));
+  }
+
+  /** Turns the Standard Webhooks headers on or off; SPEC's signature is sent either way. */
+  async setStandardWebhooks(webhookId: string, on: boolean): Promise<Webhook> {
+    const hook = await this.get(webhookId);
+    await this.redis.hSet(this.keys.webhook(hook.chatbot_id, webhookId), 'standard_webhooks', on ? '1' : '0');
+    return signedWith(hook, hook.secret, on);
   }
 
   async setActive(webhookId: string, active: boolean): Promise<Webhook> {
@@ -99,13 +116,33 @@ export class WebhookStore {
 }
 
 function toWebhook(row: Record<string, string>): Webhook {
-  return {
+  const hook = {
     id: row.id!,
     chatbot_id: row.chatbot_id!,
     url: row.url!,
     events: row.events!.split(',') as EventName[],
-    secret: row.secret!,
     active: row.active === '1',
     created_at: formatTimestamp(Number(row.created_at)),
+  };
+  return signedWith(hook, row.secret!, row.standard_webhooks === '1');
+}
+
+/** The webhook with this secret and Standard Webhooks setting (and the secret's Standard Webhooks form). */
+function signedWith(
+  hook: Omit<Webhook, 'secret' | 'standard_webhooks' | 'standard_webhooks_secret'>,
+  secret: string,
+  standardWebhooks: boolean,
+): Webhook {
+  const { id, chatbot_id, url, events, active, created_at } = hook;
+  return {
+    id,
+    chatbot_id,
+    url,
+    events,
+    secret,
+    standard_webhooks: standardWebhooks,
+    standard_webhooks_secret: standardWebhooks ? standardWebhooksSecret(secret) : null,
+    active,
+    created_at,
   };
 }

@@ -1,5 +1,6 @@
 import type { Clock, Timer } from '../clock.ts';
 import { eventKey, eventsOf, UnreadableEntryError, type StoredPendingEntry } from './pending-event.ts';
+import type { EventName } from '../contract/webhook.ts';
 import type { EventSink } from './webhook-event.ts';
 import type { Logger } from '../logger.ts';
 import type { PendingEventStore } from '../store/pending-event-store.ts';
@@ -40,6 +41,14 @@ export class EventRelay {
   async stop(): Promise<void> {
     this.clock.clearTimer(this.timer);
     await this.sweeping;
+  }
+
+  /**
+   * Whether any of `events` would be delivered for the chatbot now: when not, a turn records no
+   * pending entry for them (a webhook created meanwhile hears from the next message on).
+   */
+  listens(chatbotId: string, events: readonly EventName[]): Promise<boolean> {
+    return this.sink.listens?.(chatbotId, events) ?? Promise.resolve(true);
   }
 
   /** Registers the chatbot with the sweeper's index; call it before writing an entry. */

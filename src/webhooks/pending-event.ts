@@ -2,7 +2,9 @@ import { escalationChannel } from '../conversations/session.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import {
   conversationEscalated,
+  conversationReleased,
   conversationStarted,
+  conversationTakenOver,
   leadCaptured,
   messageReceived,
   type WebhookEvent,
@@ -26,6 +28,8 @@ export type PendingEntry =
       message: { content: string };
     }
   | { kind: 'escalated'; at: string; conversation_id: string; session_id: string; message_count: number }
+  /** An agent took the conversation over, or the hold of `agent` ended (beyond SPEC). */
+  | { kind: 'taken_over' | 'released'; at: string; conversation_id: string; session_id: string; agent: string }
   | {
       kind: 'lead';
       at: string;
@@ -73,6 +77,18 @@ export function eventsOf(chatbotId: string, json: string): WebhookEvent[] {
     }
     case 'lead':
       return [leadCaptured(chatbotId, entry.lead, at)];
+    case 'taken_over':
+    case 'released': {
+      const change = {
+        conversation_id: entry.conversation_id,
+        session_id: entry.session_id,
+        channel: escalationChannel(entry.session_id),
+        agent: entry.agent,
+      };
+      return entry.kind === 'taken_over'
+        ? [conversationTakenOver(chatbotId, { ...change, taken_over_at: formatTimestamp(at) }, at)]
+        : [conversationReleased(chatbotId, { ...change, released_at: formatTimestamp(at) }, at)];
+    }
     default:
       throw new UnreadableEntryError(
         `a pending entry of unknown kind ${JSON.stringify((entry as { kind?: unknown }).kind)}`,

@@ -15,6 +15,11 @@ export interface WebhookEvent {
  */
 export interface EventSink {
   emit(event: WebhookEvent, key?: string): Promise<void>;
+  /**
+   * Whether emitting any of `events` for the chatbot would deliver anything now; a sink without it
+   * is taken to listen to everything.
+   */
+  listens?(chatbotId: string, events: readonly EventName[]): Promise<boolean>;
 }
 
 /** `conversation.started` */
@@ -51,4 +56,32 @@ export function leadCaptured(
   atMicros: number,
 ): WebhookEvent {
   return { event: 'lead.captured', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
+}
+
+/** What `conversation.taken_over` and `conversation.released` carry besides their time. */
+export type HoldChange = {
+  conversation_id: string;
+  session_id: string;
+  /** From the session id's prefix, as `conversation.escalated`'s. */
+  channel: string;
+  /** The agent who took the conversation over, or the one whose hold ended. */
+  agent: string;
+};
+
+/** `conversation.taken_over` (beyond SPEC, opt-in) */
+export function conversationTakenOver(
+  chatbotId: string,
+  data: HoldChange & { taken_over_at: string },
+  atMicros: number,
+): WebhookEvent {
+  return { event: 'conversation.taken_over', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
+}
+
+/** `conversation.released` (beyond SPEC, opt-in) */
+export function conversationReleased(
+  chatbotId: string,
+  data: HoldChange & { released_at: string },
+  atMicros: number,
+): WebhookEvent {
+  return { event: 'conversation.released', chatbot_id: chatbotId, timestamp: formatTimestamp(atMicros), data };
 }

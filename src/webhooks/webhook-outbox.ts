@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { EventName } from '../contract/webhook.ts';
 import type { EventSink, WebhookEvent } from './webhook-event.ts';
 import type { DeliveryStore } from '../store/delivery-store.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
@@ -28,6 +29,12 @@ export class WebhookOutbox implements EventSink {
     const body = JSON.stringify(event);
     await Promise.all(subscribers.map((hook) => this.enqueue(hook, event, body, key)));
     this.onEnqueued();
+  }
+
+  /** Whether an active webhook of the chatbot selected any of `events` (read through the client cache). */
+  async listens(chatbotId: string, events: readonly EventName[]): Promise<boolean> {
+    const hooks = await this.webhooks.listForChatbot(chatbotId);
+    return hooks.some((hook) => hook.active && events.some((event) => hook.events.includes(event)));
   }
 
   /**

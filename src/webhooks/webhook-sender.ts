@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import got from 'got';
 import { assertPublicHost, gotAgents, guardedLookup, hostOf, systemEgress, type Egress } from '../net/ssrf-guard.ts';
+import { standardWebhooksHeaders } from './standard-webhooks.ts';
 
 /** How much of a receiver's response body is kept in the delivery log. */
 export const RESPONSE_BODY_LIMIT = 4096;
@@ -14,6 +15,10 @@ export interface SignedRequest {
   body: string;
   deliveryId: string;
   attempt: number;
+  /** When the attempt is made, in Unix seconds (`webhook-timestamp`). */
+  timestampSeconds: number;
+  /** Whether the webhook opted in to the Standard Webhooks headers. */
+  standardWebhooks: boolean;
 }
 
 /** The attempt's error when the guard refused the destination (whatever the reason, one text). */
@@ -30,6 +35,26 @@ export interface AttemptResult {
 /** Hex HMAC-SHA256 of the exact body bytes with the webhook's secret. */
 export function sign(body: string, secret: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+/**
+ * SPEC's headers (and DESIGN's delivery id and attempt number) on every request; the Standard Webhooks
+ * headers besides them when the webhook opted in.
+ */
+export function requestHeaders(request: SignedRequest): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-switchboard-signature': sign(request.body, request.secret),
+    'x-switchboard-event': request.event,
+    'x-switchboard-delivery': request.deliveryId,
+    'x-switchboard-attempt': String(request.attempt),
+  };
+  if (!request.standardWebhooks) return headers;
+  return {
+    ...headers,
+    ...standardWebhooksHeaders(request.secret, request.deliveryId, request.timestampSeconds, request.body),
+  };
 }
 
 /**
@@ -74,14 +99,7 @@ export class WebhookSender {
       const stream = got.stream(request.url, {
         method: 'POST',
         body: request.body,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'x-switchboard-signature': sign(request.body, request.secret),
-          'x-switchboard-event': request.event,
-          'x-switchboard-delivery': request.deliveryId,
-          'x-switchboard-attempt': String(request.attempt),
-        },
+        headers: requestHeaders(request),
         timeout: { request: this.timeoutMs },
         followRedirect: false,
         retry: { limit: 0 },

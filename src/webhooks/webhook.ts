@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { EVENT_NAMES, type EventName, type Webhook } from '../contract/webhook.ts';
+import { EVENT_NAMES, type EventName, type Webhook, type WebhookWithSecret } from '../contract/webhook.ts';
 import { ValidationError } from '../errors.ts';
 import { assertPublicDestination, NOT_PUBLIC_URL, type Egress } from '../net/ssrf-guard.ts';
 
@@ -10,13 +10,19 @@ import { assertPublicDestination, NOT_PUBLIC_URL, type Egress } from '../net/ssr
 // receiver. Creating one and rotating its secret answer `WebhookWithSecret`.
 export type { Webhook, WebhookWithSecret } from '../contract/webhook.ts';
 
-/** What `webhook list` prints: never the secret. */
-export type WebhookView = Omit<Webhook, 'secret'>;
+/** What `webhook list` prints: never the secret, in either form. */
+export type WebhookView = Omit<Webhook, 'secret' | 'standard_webhooks_secret'>;
 
 /** `webhook list`'s view: everything but the secret. */
 export function webhookView(hook: Webhook): WebhookView {
-  const { id, chatbot_id, url, events, active, created_at } = hook;
-  return { id, chatbot_id, url, events, active, created_at };
+  const { id, chatbot_id, url, events, standard_webhooks, active, created_at } = hook;
+  return { id, chatbot_id, url, events, standard_webhooks, active, created_at };
+}
+
+/** What creating a webhook, rotating its secret and changing its signing answer. */
+export function withSecret(hook: Webhook): WebhookWithSecret {
+  const { id, url, events, secret, standard_webhooks, standard_webhooks_secret } = hook;
+  return { id, url, events, secret, standard_webhooks, standard_webhooks_secret };
 }
 
 /** `whsec_` + 32 random bytes, base64url. */
@@ -72,7 +78,10 @@ export async function checkWebhookUrl(rawUrl: string, allowPrivate: boolean, egr
   return url.toString();
 }
 
-/** The events a webhook selects: at least one, each one of SPEC's, each once (a ValidationError otherwise). */
+/**
+ * The events a webhook selects: at least one, each one of SPEC's or of those beyond it, each once (a
+ * ValidationError otherwise).
+ */
 export function checkWebhookEvents(raw: string[]): EventName[] {
   return parsed(webhookEvents, raw);
 }

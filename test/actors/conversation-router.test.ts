@@ -13,6 +13,8 @@ import { ConversationStore } from '../../src/store/conversation-store.ts';
 import { QuotaStore } from '../../src/admission/quota-store.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
+import { SignalBus } from '../../src/redis/signal-bus.ts';
+import { ReplyStream } from '../../src/conversations/reply-stream.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
 import { startRedis } from '../support/redis-server.ts';
@@ -27,6 +29,7 @@ t.teardown(async () => {
 /** Time the tests move by hand, timers included. */
 const clock = new SimulatedClock();
 const keys = new RedisKeys('sb:');
+const signals = new SignalBus(redis, keys, createLogger('silent'));
 const pending = new PendingEventStore(redis, keys, clock, 10_000);
 const conversations = new ConversationStore(redis, keys, clock, pending);
 const relay = new EventRelay(pending, { emit: () => Promise.resolve() }, createLogger('silent'), clock);
@@ -64,6 +67,8 @@ function makeRouter(
     relay,
     escalate: () => Promise.resolve(),
     feed: () => Promise.resolve(),
+    stream: (chatbotId, sessionId) => new ReplyStream({ signals, logger }, chatbotId, sessionId),
+    relevanceFloor: () => 0,
     clock: routerClock,
     logger,
     limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs: 30_000 },
@@ -246,12 +251,14 @@ t.test('each turn that called the LLM logs one metrics line: numbers, no text', 
     {
       ...common,
       retrieve_ms: 0,
+      best_relevance: 0,
       llm: { status: 'ok', ms: 0, input_tokens: 1, output_tokens: 2 },
       msg: 'turn metrics',
     },
     {
       ...common,
       retrieve_ms: 0,
+      best_relevance: 0,
       llm: { status: 'failed', ms: 0, input_tokens: null, output_tokens: null },
       msg: 'turn metrics',
     },
@@ -281,6 +288,8 @@ t.test('a turn whose lease is lost stops at once: its LLM call is aborted and it
     relay,
     escalate: () => Promise.resolve(),
     feed: () => Promise.resolve(),
+    stream: (chatbotId, sessionId) => new ReplyStream({ signals, logger }, chatbotId, sessionId),
+    relevanceFloor: () => 0,
     clock,
     logger,
     // Renewed every 100 ms.

@@ -2,7 +2,8 @@ import t from 'tap';
 import type { ChannelPort, VisitorPush } from '../../src/channels/channel-port.ts';
 import { TelegramReplies } from '../../src/channels/telegram/outbound.ts';
 import type { TelegramStore } from '../../src/channels/telegram/telegram-store.ts';
-import { VisitorDelivery } from '../../src/channels/visitor-delivery.ts';
+import { VisitorDelivery, type CloudReach } from '../../src/channels/visitor-delivery.ts';
+import { ConflictError } from '../../src/errors.ts';
 import { WidgetAdapter, type WidgetDeps } from '../../src/channels/widget/adapter.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Signal, SignalBus } from '../../src/redis/signal-bus.ts';
@@ -10,12 +11,24 @@ import { routeSignal, type SignalTargets } from '../../src/signal-routing.ts';
 
 const push: VisitorPush = { type: 'message', role: 'agent', content: 'Hello, Maria here.', created_at: 'now' };
 
+/** WhatsApp's Cloud API as deliveries see it: chatbot `cloud` uses it, and its window is closed for `wa_1…`. */
+function cloudReach(sent: unknown[]): CloudReach {
+  return {
+    serves: async (chatbotId) => chatbotId === 'cloud',
+    deliver: async (...args) => void sent.push(['cloud', ...args]),
+    assertCanReply: async (_chatbotId, sessionId) => {
+      if (sessionId === 'wa_1@s.whatsapp.net') throw new ConflictError('window closed');
+    },
+  };
+}
+
 t.test('a push reaches each channel one way, from any process', async (t) => {
   const published: unknown[] = [];
   const sent: unknown[] = [];
   const delivery = new VisitorDelivery({
     signals: { publish: async (signal: unknown) => void published.push(signal) } as unknown as SignalBus,
     telegram: { deliver: async (...args: unknown[]) => void sent.push(args) },
+    whatsappCloud: cloudReach(sent),
   });
   for (const session of ['embed-1', 'wa_49@s.whatsapp.net', 'tg_7', 'api-1', 'my-own-id']) {
     await delivery.deliver('bot', session, push);
@@ -38,6 +51,26 @@ t.test('a push reaches each channel one way, from any process', async (t) => {
     'widget and WhatsApp: to the process holding the connection; API sessions: nothing to push to',
   );
 });
+
+t.test(
+  "WhatsApp on the Cloud API: sent from this process, and the window is checked before an agent's reply",
+  async (t) => {
+    const published: unknown[] = [];
+    const sent: unknown[] = [];
+    const delivery = new VisitorDelivery({
+      signals: { publish: async (signal: unknown) => void published.push(signal) } as unknown as SignalBus,
+      telegram: { deliver: async () => {} },
+      whatsappCloud: cloudReach(sent),
+    });
+    await delivery.deliver('cloud', 'wa_49@s.whatsapp.net', push);
+    t.same(sent, [['cloud', 'cloud', 'wa_49@s.whatsapp.net', push]]);
+    t.same(published, []);
+    await t.rejects(delivery.assertCanReply('cloud', 'wa_1@s.whatsapp.net'), new ConflictError('window closed'));
+    await delivery.assertCanReply('cloud', 'wa_49@s.whatsapp.net');
+    await delivery.assertCanReply('linked', 'wa_1@s.whatsapp.net');
+    await delivery.assertCanReply('cloud', 'tg_1');
+  },
+);
 
 t.test("a pushed signal goes to the session's own channel only", async (t) => {
   const seen: string[] = [];

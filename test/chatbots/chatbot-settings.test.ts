@@ -1,6 +1,14 @@
 import t from 'tap';
-import { applySettingsPatch, DEFAULT_SETTINGS, parseSettings } from '../../src/chatbots/chatbot-settings.ts';
+import {
+  applySettingsPatch,
+  DEFAULT_SETTINGS,
+  parseSettings,
+  retentionOn,
+} from '../../src/chatbots/chatbot-settings.ts';
+import { NO_OFFICE_HOURS } from '../../src/chatbots/office-hours.ts';
 import { ValidationError } from '../../src/errors.ts';
+
+const RETENTION_DAYS = 'must be a whole number of days from 1 to 3650, or null (keep for ever)';
 
 t.test('a patch changes only what it names; nested sections merge', async (t) => {
   const next = applySettingsPatch(structuredClone(DEFAULT_SETTINGS), {
@@ -13,8 +21,11 @@ t.test('a patch changes only what it names; nested sections merge', async (t) =>
     lead_fields: [],
     ctas: [],
     escalation: { smart_intent: true, keywords: ['refund'], fallback_streak: 0 },
-    widget: { title: '', color: '#112233', welcome_message: '' },
+    widget: { title: '', color: '#112233', welcome_message: 'Hi! How can I help you today?' },
     retrieval: { query_rewrite: false },
+    answers: { citations: true, api_citations: false, sources_only: false },
+    hours: NO_OFFICE_HOURS,
+    retention: { conversations_days: null, leads_days: null },
   });
   const again = applySettingsPatch(next, { escalation: { fallback_streak: 2 } });
   t.same(again.escalation, { smart_intent: true, keywords: ['refund'], fallback_streak: 2 });
@@ -57,6 +68,14 @@ t.test('bad settings are refused with a detail naming the setting', async (t) =>
     [{ retrieval: { query_rewrite: 'yes' } }, 'retrieval.query_rewrite: must be true or false'],
     [{ retrieval: { query_rewrite: null } }, 'retrieval.query_rewrite: must be true or false'],
     [{ retrieval: { rewrite: true } }, 'retrieval: Unrecognized key: "rewrite"'],
+    [{ answers: { citations: 'on' } }, 'answers.citations: must be true or false'],
+    [{ answers: { api_citations: 1 } }, 'answers.api_citations: must be true or false'],
+    [{ answers: { sources: true } }, 'answers: Unrecognized key: "sources"'],
+    [{ retention: { conversations_days: 0 } }, `retention.conversations_days: ${RETENTION_DAYS}`],
+    [{ retention: { conversations_days: 1.5 } }, `retention.conversations_days: ${RETENTION_DAYS}`],
+    [{ retention: { leads_days: 3651 } }, `retention.leads_days: ${RETENTION_DAYS}`],
+    [{ retention: { leads_days: '30' } }, `retention.leads_days: ${RETENTION_DAYS}`],
+    [{ retention: { days: 30 } }, 'retention: Unrecognized key: "days"'],
   ];
   for (const [patch, detail] of cases) {
     t.throws(() => applySettingsPatch(structuredClone(DEFAULT_SETTINGS), patch), new ValidationError(detail), detail);
@@ -83,11 +102,41 @@ t.test('stored settings missing newer sections read as defaults', async (t) => {
   };
   t.same(
     parseSettings(JSON.stringify(stored)),
-    { ...stored, retrieval: { query_rewrite: false } },
-    'settings stored before the retrieval group have query rewrite off',
+    {
+      ...stored,
+      retrieval: { query_rewrite: false },
+      answers: { citations: true, api_citations: false, sources_only: false },
+      hours: NO_OFFICE_HOURS,
+      retention: { conversations_days: null, leads_days: null },
+    },
+    'settings stored before the retrieval, answers, hours and retention groups have their defaults',
   );
   t.same(parseSettings('{"allowed_origins":["https://a.example"]}'), {
     ...DEFAULT_SETTINGS,
     allowed_origins: ['https://a.example'],
   });
+});
+
+t.test('answers cite their sources by default, API replies do not, and the AI answers everything', async (t) => {
+  t.same(DEFAULT_SETTINGS.answers, { citations: true, api_citations: false, sources_only: false });
+  const api = applySettingsPatch(structuredClone(DEFAULT_SETTINGS), { answers: { api_citations: true } });
+  t.same(api.answers, { citations: true, api_citations: true, sources_only: false });
+  const strict = applySettingsPatch(api, { answers: { citations: false, sources_only: true } });
+  t.same(strict.answers, { citations: false, api_citations: true, sources_only: true });
+  t.same(applySettingsPatch(strict, { widget: { title: 'T' } }).answers, strict.answers, 'left as it was');
+});
+
+t.test('retention keeps everything by default; each kind is set in days and cleared with null', async (t) => {
+  t.same(DEFAULT_SETTINGS.retention, { conversations_days: null, leads_days: null });
+  t.equal(retentionOn(DEFAULT_SETTINGS), false);
+  const conversations = applySettingsPatch(structuredClone(DEFAULT_SETTINGS), {
+    retention: { conversations_days: 30 },
+  });
+  t.same(conversations.retention, { conversations_days: 30, leads_days: null });
+  t.equal(retentionOn(conversations), true);
+  const both = applySettingsPatch(conversations, { retention: { leads_days: 3650 } });
+  t.same(both.retention, { conversations_days: 30, leads_days: 3650 }, 'merged into what was set');
+  const cleared = applySettingsPatch(both, { retention: { conversations_days: null } });
+  t.same(cleared.retention, { conversations_days: null, leads_days: 3650 });
+  t.equal(retentionOn(applySettingsPatch(cleared, { retention: { leads_days: null } })), false);
 });

@@ -4,7 +4,8 @@ import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
 
 // Every command is a Node process of about a second and a half: the CLI's tests are split over files
 // (this one and cli.test.ts) so that each stays well inside tap's per-file timeout.
-const gw = await startGateway();
+// Keys for every provider: these chatbots are never asked anything, and `bot create` warns of none.
+const gw = await startGateway({ GEMINI_API_KEY: 'g-unused', OPENAI_API_KEY: 'sk-unused' });
 t.teardown(() => gw.stop());
 const env = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
 const ok = (args: string[]) => runCliJson(args, env);

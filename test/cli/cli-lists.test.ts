@@ -1,7 +1,10 @@
 import t from 'tap';
+import { createLogger } from '../../src/logger.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 t.teardown(() => openai.stop());
@@ -24,7 +27,7 @@ t.test("bot list: an owner's live chatbots as the API lists them", async (t) => 
   const user = await runCliJson(['user', 'create', '--email', 'bots@example.com'], env);
   t.same(await runCliJson(['bot', 'list', '--user', user.id], env), []);
   const older = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Older'], env);
-  const newer = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Newer', '--provider', 'gemini'], env);
+  const newer = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Newer', '--provider', 'ollama'], env);
   const gone = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Gone'], env);
   await runCliJson(['bot', 'delete', '--bot', gone.id], env);
   const listed = (bot: Record<string, unknown>) => {
@@ -40,7 +43,7 @@ t.test('conversation list: newest activity first, escalated ones alone, a limit'
   const { user, key } = await scaleAccount(gw.app);
   const bot = await gw.app.services.chatbots.create(user.id, { name: 'Lists' });
   const chat = async (session: string, message: string) => {
-    const response = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+    const response = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ message, session_id: session }),
@@ -93,16 +96,32 @@ t.test('conversation list: newest activity first, escalated ones alone, a limit'
 });
 
 t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
+  // The test's redis-server keeps nothing on disk, and has no query engine.
+  const version = /redis_version:(\S+)/.exec(await runRedisInfo())?.[1];
+  const redisFinding = {
+    check: 'redis',
+    status: 'warning',
+    detail: `Redis ${version} keeps nothing on disk (appendonly no, no snapshots): a restart loses every account, chatbot and conversation`,
+    fix: 'set appendonly yes on the Redis server (the managed one and docker-compose.yml do)',
+  };
+  const queryEngine = {
+    check: 'query_engine',
+    status: 'ok',
+    detail:
+      "retrieval runs in each gateway's memory (this Redis has no query engine (FT._LIST failed)); fine for most installs, see the operator guide for large ones",
+  };
   // A namespace where no gateway has ever run.
   t.same(await runCliJson(['doctor'], { ...env, REDIS_PREFIX: 'doctor:' }), {
     ok: false,
     checks: [
+      redisFinding,
       {
         check: 'gateways',
         status: 'problem',
         detail: 'no gateway is running on this Redis: visitors get no answers and sources are not ingested',
         fix: 'start one: npm start',
       },
+      queryEngine,
       {
         check: 'providers',
         status: 'problem',
@@ -113,10 +132,27 @@ t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
   });
   // This file's gateway: an OpenAI key, no Gemini key, no PUBLIC_URL.
   const user = await runCliJson(['user', 'create', '--email', 'doctor@example.com'], env);
-  const gem = await runCliJson(['bot', 'create', '--user', user.id, '--name', 'Gem', '--provider', 'gemini'], env);
+  const made = await runCli(['bot', 'create', '--user', user.id, '--name', 'Gem', '--provider', 'gemini'], env);
+  const gem = JSON.parse(made.stdout);
+  const warning = (id: string) =>
+    `warning: the gateways have no GEMINI_API_KEY: chatbot "Gem" (${id}) answers its visitors with its fallback message and API calls with "LLM provider error." until GEMINI_API_KEY is set for them, or it uses another provider\n`;
+  t.same(
+    made,
+    { code: 0, stdout: `${JSON.stringify(gem)}\n`, stderr: warning(gem.id) },
+    'bot create warns of a provider the gateways cannot call, beside its JSON',
+  );
+  const moved = await runCli(['bot', 'update', '--bot', gem.id, '--provider', 'chatgpt'], env);
+  t.same([moved.code, moved.stderr], [0, ''], 'no warning for a provider they can call');
+  const back = await runCli(['bot', 'update', '--bot', gem.id, '--provider', 'gemini'], env);
+  t.same([back.code, JSON.parse(back.stdout).provider, back.stderr], [0, 'gemini', warning(gem.id)]);
   const report = await runCliJson(['doctor'], env);
   t.equal(report.ok, false);
-  t.same(report.checks[0], { check: 'gateways', status: 'ok', detail: '1 running' });
+  t.same(report.checks.slice(0, 4), [
+    redisFinding,
+    { check: 'gateways', status: 'ok', detail: '1 running' },
+    queryEngine,
+    { check: 'embeddings', status: 'ok', detail: 'answers from local-v2-384 (EMBEDDINGS=local)' },
+  ]);
   t.same(
     report.checks.filter((finding: { detail: string }) => finding.detail.includes(gem.id)),
     [
@@ -145,7 +181,10 @@ t.test('doctor: what is misconfigured, and what to do about it', async (t) => {
   t.same(await runCliJson(['doctor'], env), {
     ok: true,
     checks: [
+      redisFinding,
       { check: 'gateways', status: 'ok', detail: '1 running' },
+      queryEngine,
+      { check: 'embeddings', status: 'ok', detail: 'answers from local-v2-384 (EMBEDDINGS=local)' },
       {
         check: 'providers',
         status: 'ok',
@@ -201,3 +240,13 @@ t.test(
     );
   },
 );
+
+/** The test redis-server's INFO server section. */
+async function runRedisInfo(): Promise<string> {
+  const redis = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
+  try {
+    return await redis.info('server');
+  } finally {
+    await redis.close();
+  }
+}

@@ -3,7 +3,8 @@ import { startGateway } from '../support/gateway.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 
-const gw = await startGateway();
+// Keys for every provider: these chatbots are never asked anything, and `bot create` warns of none.
+const gw = await startGateway({ GEMINI_API_KEY: 'g-unused', OPENAI_API_KEY: 'sk-unused' });
 t.teardown(() => gw.stop());
 const env = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
 

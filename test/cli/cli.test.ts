@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startGateway } from '../support/gateway.ts';
 import { cliFailure as failure, runCli, runCliJson } from '../support/cli.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 // Every command is a Node process of about a second and a half: the CLI's tests are split over files
 // (this one and cli-bots.test.ts) so that each stays well inside tap's per-file timeout.
@@ -51,13 +52,15 @@ t.test('keys: create shows the key once, list, revoke, the cap and the plan rule
       active: true,
     },
   ]);
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${created.key}` } });
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${created.key}` } });
   t.equal(res.status, 200, 'a key created by the CLI works on the gateway');
   const used = await ok(['key', 'list', '--user', user.id]);
   t.match(used[0].last_used_at, TIMESTAMP);
   const revoked = await ok(['key', 'revoke', '--user', user.id, '--key', created.id]);
   t.equal(revoked.active, false);
-  const after = await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${created.key}` } });
+  const after = await apiFetch(`${gw.baseUrl}/api/v1/chatbots`, {
+    headers: { authorization: `Bearer ${created.key}` },
+  });
   t.equal(after.status, 401, 'revocation takes effect on the next request');
   t.same(
     await runCli(['key', 'revoke', '--user', user.id, '--key', crypto.randomUUID()], env),

@@ -2,6 +2,7 @@ import { createClient } from 'redis';
 import t from 'tap';
 import { LuaScript } from '../../src/redis/lua-script.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { FakeGraphWhatsApp, postWebhook, statusWebhook, textWebhook } from '../fakes/fake-graph-whatsapp.ts';
 import { FakeWhatsApp, textMessage } from '../fakes/fake-whatsapp.ts';
 import { FakeOpenAiEmbeddings } from '../fakes/fake-openai-embeddings.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
@@ -26,6 +27,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 150 });
   const receiver = await new WebhookReceiver().start();
   const whatsapp = new FakeWhatsApp();
+  const graph = await new FakeGraphWhatsApp().start();
   const config = loadConfig({
     REDIS_URL: redis.url,
     PORT: '0',
@@ -39,6 +41,9 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     CONVERSATION_LEASE_MS: '300',
     PENDING_EVENT_GRACE_MS: '200',
     WHATSAPP_SOCKET_LEASE_MS: '600',
+    GRAPH_API_BASE_URL: graph.url,
+    CRAWL_ALLOW_PRIVATE: '1',
+    SECRET_KEY: '1f'.repeat(32),
   });
   const app = await startApp(config, createLogger('silent'), {
     shutdownGraceMs: 500,
@@ -50,6 +55,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     await monitor.stop();
     await receiver.stop();
     await openai.stop();
+    await graph.stop();
     await redis.stop();
   });
   const s = app.services;
@@ -86,6 +92,13 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   await s.control.takeOver(bot.id, 'api-cluster', 'Alice');
   await s.control.reply(bot.id, 'api-cluster', 'Alice', 'Hello from Alice');
   await s.control.release(bot.id, 'api-cluster');
+  // A reply rated down; the unanswered inbox (the chatbot has no sources: every question is in it), one
+  // of its questions dismissed.
+  const reply = (await s.conversations.recentMessages(bot.id, 'api-cluster', 20)).find((m) => m.role === 'assistant');
+  await s.feedback.rate(bot.id, 'api-cluster', reply!.created_at, 'down');
+  await s.unansweredRecorder.settled();
+  const [question] = await s.unanswered.list(bot.id, 'open');
+  await s.improver.dismiss(bot.id, question!.id);
   for (const email of ['grace@example.com', 'grace.hopper@example.com']) {
     // The second form of the session updates its lead.
     await s.leadCapture.capture(await s.chatbots.get(bot.id), 'embed-lead', {
@@ -106,8 +119,22 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   t.equal(await s.ingestion.size(), 1);
   const again = await s.ingestion.claimOne(bot.id, 'src-by-hand', Date.now() * 1000, 1000);
   await s.ingestion.finish(again!, Date.now() * 1000);
-  await s.agents.create(owner.id, 'Alice');
+  const alice = await s.agents.create(owner.id, 'Alice');
   await s.presence.enter(owner.id, 'connection-1', 1000);
+  // Canned replies, and an agent's reply suggestion (the per-agent gate's hold taken and released).
+  const canned = await s.cannedReplies.create(owner.id, { shortcut: 'hours', text: 'Nine to five.' });
+  await s.cannedReplies.update(owner.id, canned.id, { shortcut: 'opening-hours' });
+  await s.cannedReplies.delete(owner.id, canned.id);
+  await s.control.takeOver(bot.id, 'api-cluster', 'Alice');
+  const agent = await WidgetClient.at(`${base.replace(/^http/, 'ws')}/agents/v1/socket`);
+  agent.send({ type: 'auth', token: alice.token });
+  await agent.next('conversations');
+  agent.send({ type: 'suggest', chatbot_id: bot.id, session_id: 'api-cluster', ref: 1 });
+  t.match(await agent.next('suggestion'), { ref: 1 });
+  await agent.close();
+  await s.control.release(bot.id, 'api-cluster');
+  // The rating changed (the rating script's other branch).
+  await s.feedback.rate(bot.id, 'api-cluster', reply!.created_at, 'up');
 
   // Webhook deliveries: sent, looked at, one redelivered; a claim given back unattempted.
   await until(() => receiver.received.length >= 6, 'the webhook deliveries');
@@ -140,6 +167,20 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   await s.signals.publish({ kind: 'channel', chatbot_id: bot.id, channel: 'whatsapp' });
   await until(() => socket.loggedOut, 'the logout');
 
+  // WhatsApp by the Cloud API: a signed message answered, a status callback recorded on the reply.
+  const number = graph.addNumber();
+  await s.whatsappCloudConnector.connect(bot.id, { phone_number_id: number.id, token: number.token, app_secret: 'a'.repeat(32) }); // prettier-ignore
+  await postWebhook(base, bot.id, textWebhook(number, '4915100000001', 'wamid.SLOT', 'hello cloud'), 'a'.repeat(32));
+  const cloudReply = await until(() => graph.of('send', number.id)[0], 'the Cloud API reply');
+  await postWebhook(base, bot.id, statusWebhook(number, cloudReply.wamid!, '4915100000001', 'read'), 'a'.repeat(32));
+  await until(
+    async () =>
+      (await s.conversations.transcript(bot.id, 'wa_4915100000001@s.whatsapp.net')).messages[1]?.delivery?.status ===
+      'read',
+    'the status recorded',
+  );
+  await s.whatsappCloudConnector.disconnect(bot.id);
+
   // Telegram connections, and an event left pending by a "dead" process, picked up by the sweeper.
   await s.telegram.connect({ chatbotId: bot.id, token: '1:x', mode: 'polling', botInfo: {} });
   await s.telegram.disconnect(bot.id);
@@ -168,6 +209,39 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     secret: { token: 't' },
   });
   await s.connections.delete(connection.id);
+  // Retention: a chatbot's sweep claimed, renewed and ended (by hand: the gateway's worker polls once a
+  // minute); an erasure request (a session whose lead is left, whose inbox groups are unlinked).
+  await s.chatbots.configure(bot.id, { retention: { conversations_days: 30 } });
+  const [sweep] = await s.retention.claim(1, Date.now() * 1000, 1000);
+  t.equal(await s.retention.renew(sweep!, Date.now() * 1000, 1000), true);
+  t.equal(await s.retention.finish(sweep!, Date.now() * 1000 + 3_600_000_000), true);
+  t.match(await s.conversationErasure.erase(bot.id, 'embed-lead'), { deleted: { conversation: false, lead: true } });
+  // An import: a conversation and its lead written as they were in another install.
+  const at = '2026-11-21T21:06:33.123456+00:00';
+  await s.transfer.restore(bot.id, {
+    conversation_id: crypto.randomUUID(),
+    chatbot_id: bot.id,
+    session_id: 'embed-imported',
+    source: 'embed',
+    created_at: at,
+    last_activity_at: at,
+    escalated_at: null,
+    taken_over_by: null,
+    messages: [{ role: 'user', content: 'Imported', created_at: at }],
+  });
+  await s.leads.restore(
+    {
+      lead_id: crypto.randomUUID(),
+      chatbot_id: bot.id,
+      session_id: 'embed-imported',
+      name: 'Ada',
+      email: 'ada@example.com',
+      phone: '',
+      custom_data: {},
+      created_at: at,
+    },
+    Date.now() * 1000,
+  );
   await s.apiKeys.revoke(owner.id, key.id);
   stopped = true;
   await app.stop();

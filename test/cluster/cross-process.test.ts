@@ -5,8 +5,8 @@ import { until } from '../support/until.ts';
 import { WidgetClient } from '../support/widget-client.ts';
 
 // A visitor's widget socket is on gateway A, where its conversation actor lives; agents are on B and
-// C. Takeover through C must silence the AI working on A, and the reply sent through B must reach the
-// socket on A: the signals between them travel over Redis.
+// C. Takeover through C must silence the AI working on A (and stop its call), and the reply sent
+// through B must reach the socket on A: the signals between them travel over Redis.
 t.test('a takeover on C silences the AI on A; an agent reply through B reaches the socket on A', async (t) => {
   const openai = await fakeOpenAi().start();
   let releaseLlm: () => void = () => {};
@@ -58,13 +58,16 @@ t.test('a takeover on C silences the AI on A; an agent reply through B reaches t
   await until(() => openai.requests.length > calls, 'the LLM call on A');
   onC.send({ type: 'takeover', chatbot_id: bot.id, session_id: session, ref: 'c1' });
   t.same(await onC.next('ok'), { type: 'ok', ref: 'c1' });
+  // The reply was being streamed to the widget: A stops the call when it hears of the takeover.
+  const call = openai.requests.at(-1)!;
+  await until(() => call.abandoned, 'the LLM call on A abandoned');
   releaseLlm();
-  await until(async () => (await services.conversations.discarded(bot.id, session)).length === 1, 'the discard');
   t.same(
-    (await visitor.quietFor(300)).filter((frame) => frame.type === 'message'),
+    (await visitor.quietFor(300)).filter((frame) => frame.type === 'message' || frame.type === 'delta'),
     [],
     'the visitor never sees the late AI reply',
   );
+  t.same(await services.conversations.discarded(bot.id, session), [], 'nothing had been written to keep aside');
 
   onB.send({ type: 'reply', chatbot_id: bot.id, session_id: session, content: 'Alice here, via B.', ref: 'b1' });
   t.same(await onB.next('ok'), { type: 'ok', ref: 'b1' });

@@ -106,8 +106,17 @@ t.test('settings: read and change the widget, lead form, CTAs and escalation rul
     lead_fields: [],
     ctas: [],
     escalation: { smart_intent: true, keywords: [], fallback_streak: 0 },
-    widget: { title: '', color: '#2563eb', welcome_message: '' },
+    widget: { title: '', color: '#2563eb', welcome_message: 'Hi! How can I help you today?' },
     retrieval: { query_rewrite: false },
+    answers: { citations: true, api_citations: false, sources_only: false },
+    hours: {
+      enabled: false,
+      time_zone: 'UTC',
+      weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] },
+      holidays: [],
+      contact_after_minutes: 0,
+    },
+    retention: { conversations_days: null, leads_days: null },
   });
   const patch = {
     allowed_origins: ['https://shop.example'],
@@ -116,6 +125,7 @@ t.test('settings: read and change the widget, lead form, CTAs and escalation rul
     escalation: { keywords: ['refund'] },
     widget: { color: '#0f766e', welcome_message: 'Hello!' },
     retrieval: { query_rewrite: true },
+    answers: { api_citations: true },
   };
   const changed = await client.patch(`/dashboard/api/chatbots/${bot.id}/settings`, patch);
   t.same(
@@ -127,6 +137,15 @@ t.test('settings: read and change the widget, lead form, CTAs and escalation rul
         ...patch,
         escalation: { smart_intent: true, keywords: ['refund'], fallback_streak: 0 },
         widget: { title: '', color: '#0f766e', welcome_message: 'Hello!' },
+        answers: { citations: true, api_citations: true, sources_only: false },
+        hours: {
+          enabled: false,
+          time_zone: 'UTC',
+          weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] },
+          holidays: [],
+          contact_after_minutes: 0,
+        },
+        retention: { conversations_days: null, leads_days: null },
       },
     ],
   );
@@ -155,9 +174,23 @@ t.test('sources: add text and url, upload a file, list with status, delete', asy
     'created_at',
     'chatbot_id',
     'error',
+    'characters',
+    'words',
     'progress',
   ]);
-  t.match(text.body, { type: 'text', title: 'Hours', url: '', page_count: 0, chatbot_id: bot.id, error: '' });
+  t.match(text.body, {
+    type: 'text',
+    title: 'Hours',
+    url: '',
+    page_count: 0,
+    chatbot_id: bot.id,
+    error: '',
+    characters: 22,
+    words: 5,
+  });
+  const cake = await client.post(`${base}/sources`, { type: 'text', text: '🎂 Cakes:\n\tcrème brûlée ' });
+  t.same([cake.body.characters, cake.body.words], [23, 4], 'an emoji is one character; words are what spaces part');
+  t.equal((await client.del(`/dashboard/api/sources/${cake.body.id}`)).status, 200);
   const url = await client.post(`${base}/sources`, { type: 'url', url: 'https://docs.example.com/start#top' });
   t.match(url.body, { type: 'url', url: 'https://docs.example.com/start', title: '' });
   const upload = await client.post(`${base}/files`, new TextEncoder().encode('# Prices\n\nTen euros.'), {
@@ -253,7 +286,7 @@ t.test('sources: add text and url, upload a file, list with status, delete', asy
 t.test('channels: connect Telegram with a token and mode, show it, disconnect', async (t) => {
   const bot = (await client.post('/dashboard/api/chatbots', { name: 'Tele' })).body;
   const base = `/dashboard/api/chatbots/${bot.id}/channels`;
-  t.same((await client.get(base)).body, { telegram: null, whatsapp: null });
+  t.same((await client.get(base)).body, { telegram: null, whatsapp: null, whatsapp_cloud: null });
   const token = telegram.addBot('acme_help_bot');
   const connected = await client.put(`${base}/telegram`, { token, mode: 'webhook' });
   t.equal(connected.status, 200);
@@ -263,6 +296,7 @@ t.test('channels: connect Telegram with a token and mode, show it, disconnect', 
   t.same((await client.get(base)).body, {
     telegram: { ...connected.body, bot_username: 'acme_help_bot' },
     whatsapp: null,
+    whatsapp_cloud: null,
   });
   const polling = await client.put(`${base}/telegram`, { token, mode: 'polling' });
   t.same(polling.body, { mode: 'polling', webhook_path: null, secret_token: null });
@@ -280,5 +314,5 @@ t.test('channels: connect Telegram with a token and mode, show it, disconnect', 
   t.same([off.status, off.body], [200, { chatbot_id: bot.id, disconnected: true }]);
   const again = await client.del(`${base}/telegram`);
   t.same([again.status, again.body], [404, { detail: 'Telegram is not connected for this chatbot.' }]);
-  t.same((await client.get(base)).body, { telegram: null, whatsapp: null });
+  t.same((await client.get(base)).body, { telegram: null, whatsapp: null, whatsapp_cloud: null });
 });

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/logger.ts';
 import { InviteStore } from '../../src/store/invite-store.ts';
 import { LoginGate } from '../../src/admission/login-gate.ts';
 import { PasswordStore } from '../../src/store/password-store.ts';
+import { SetupStore } from '../../src/store/setup-store.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { createOwner, DashboardClient, PASSWORD } from '../support/dashboard-client.ts';
 import { startGateway } from '../support/gateway.ts';
@@ -123,6 +124,8 @@ t.test('a sign-in whose password changed while it was checked opens no session',
     }),
     sessions: services.sessions,
     invites: new InviteStore(reader, keys, systemClock),
+    setup: new SetupStore(reader, keys),
+    defaultPlan: 'free',
     loginGate: new LoginGate(reader, keys, {
       perEmailAndAddress: 10,
       perAddress: 10,

@@ -1,8 +1,10 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { standardWebhooksSecret } from '../../src/webhooks/standard-webhooks.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { startGateway } from '../support/gateway.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'Sure.' });
@@ -52,7 +54,7 @@ t.test('API keys: create (shown once), list, the cap and the plan rule, revoke',
   t.same([sixth.status, sixth.body], [400, { detail: 'Maximum 5 active API keys allowed.' }]);
   const revoked = await client.post(`/dashboard/api/keys/${created.body.id}/revoke`);
   t.same([revoked.status, revoked.body], [200, { ...listed.body[0], active: false }]);
-  const api = await fetch(`${gw.baseUrl}/api/v1/chatbots`, {
+  const api = await apiFetch(`${gw.baseUrl}/api/v1/chatbots`, {
     headers: { authorization: `Bearer ${created.body.key}` },
   });
   t.equal(api.status, 401, 'a revoked key stops working at once');
@@ -76,9 +78,25 @@ t.test('agents: create (token shown once), list, revoke', async (t) => {
   const twin = await client.post('/dashboard/api/agents', { name: 'Alice' });
   t.same([twin.status, twin.body], [409, { detail: 'An agent named Alice already exists.' }]);
   const listed = (await client.get('/dashboard/api/agents')).body;
-  t.same(listed, [{ id: alice.body.id, name: 'Alice', created_at: listed[0].created_at, active: true }]);
+  t.same(listed, [{ id: alice.body.id, name: 'Alice', initial: 'A', created_at: listed[0].created_at, active: true }]);
   const revoked = await client.post(`/dashboard/api/agents/${alice.body.id}/revoke`);
   t.same(revoked.body, { ...listed[0], active: false });
+  // An avatar initial of the owner's choosing, one or two letters or digits of any script.
+  const maria = await client.post('/dashboard/api/agents', { name: 'María José', initial: 'MJ' });
+  t.equal(maria.status, 201);
+  t.same(
+    (await client.get('/dashboard/api/agents')).body.map((agent: any) => [agent.name, agent.initial]),
+    [
+      ['María José', 'MJ'],
+      ['Alice', 'A'],
+    ],
+  );
+  for (const initial of ['ABC', '!', ' ', 'M.']) {
+    const bad = await client.post('/dashboard/api/agents', { name: `Agent ${initial}`, initial });
+    t.same([bad.status, bad.body], [400, { detail: 'initial must be one or two letters or digits.' }], initial);
+  }
+  t.same(await services.agents.persona(owner.id, 'María José'), { name: 'María José', initial: 'MJ' });
+  t.same(await services.agents.persona(owner.id, 'ölaf'), { name: 'ölaf', initial: 'Ö' }, 'a name of no agent');
   t.equal(await services.agents.authenticate(alice.body.token), undefined);
 });
 
@@ -91,7 +109,8 @@ t.test('webhooks: create, read with secret, rotate, test event in the log, redel
     events: ['message.received'],
   });
   t.equal(created.status, 201);
-  t.same(Object.keys(created.body), ['id', 'url', 'events', 'secret']);
+  t.same(Object.keys(created.body), ['id', 'url', 'events', 'secret', 'standard_webhooks', 'standard_webhooks_secret']);
+  t.same([created.body.standard_webhooks, created.body.standard_webhooks_secret], [false, null], 'off by default');
   const hook = created.body;
   const read = await client.get(`/dashboard/api/webhooks/${hook.id}`);
   t.same(read.body, { ...hook, chatbot_id: bot.id, active: true, created_at: read.body.created_at });
@@ -138,7 +157,8 @@ t.test('webhooks: create, read with secret, rotate, test event in the log, redel
     [
       400,
       {
-        detail: 'event must be one of: lead.captured, conversation.started, message.received, conversation.escalated.',
+        detail:
+          'event must be one of: lead.captured, conversation.started, message.received, conversation.escalated, conversation.taken_over, conversation.released.',
       },
     ],
   );
@@ -156,6 +176,73 @@ t.test('webhooks: create, read with secret, rotate, test event in the log, redel
   const removed = await client.del(`/dashboard/api/webhooks/${hook.id}`);
   t.same([removed.status, removed.body], [200, { id: hook.id, deleted: true }]);
   t.same((await client.get(`/dashboard/api/webhooks/${hook.id}`)).body, { detail: 'Webhook not found.' });
+});
+
+t.test('webhooks: Standard Webhooks headers, opted in at creation or turned on and off later', async (t) => {
+  const owner = await createOwner(gw.app);
+  const client = await DashboardClient.signIn(gw.baseUrl, owner);
+  const bot = (await client.post('/dashboard/api/chatbots', { name: 'Standard hooks' })).body;
+  receiver.answer = () => ({ status: 200, body: 'ok' });
+  const created = await client.post(`/dashboard/api/chatbots/${bot.id}/webhooks`, {
+    url: receiver.url,
+    events: ['lead.captured'],
+    standard_webhooks: true,
+  });
+  t.equal(created.status, 201);
+  t.equal(created.body.standard_webhooks, true);
+  t.equal(created.body.standard_webhooks_secret, standardWebhooksSecret(created.body.secret));
+  t.match(created.body.standard_webhooks_secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+  receiver.secrets = [created.body.secret];
+  const path = `/dashboard/api/webhooks/${created.body.id}`;
+  const testEvent = async () => {
+    const before = receiver.received.length;
+    t.equal((await client.post(`${path}/test`, { event: 'lead.captured' })).status, 201);
+    await until(
+      async () => receiver.received.length,
+      (n) => n > before,
+    );
+    return receiver.received.at(-1)!;
+  };
+  const on = await testEvent();
+  t.equal(on.signatureValid, true, 'SPEC’s signature as ever');
+  t.equal(on.standardSignatureValid, true, 'the official library verifies the Standard Webhooks headers');
+  t.equal(on.headers['webhook-id'], on.headers['x-switchboard-delivery']);
+
+  const off = await client.patch(path, { standard_webhooks: false });
+  t.same([off.status, off.body.standard_webhooks, off.body.standard_webhooks_secret], [200, false, null]);
+  t.same((await client.get(path)).body, off.body);
+  const plain = await testEvent();
+  t.equal(plain.signatureValid, true);
+  t.equal(plain.standardSignatureValid, null, 'no webhook-* headers once it is off');
+
+  const unchanged = await client.patch(path, {});
+  t.same([unchanged.status, unchanged.body], [200, off.body], 'a PATCH that names nothing changes nothing');
+  const backOn = await client.patch(path, { standard_webhooks: true });
+  t.same(
+    [backOn.body.standard_webhooks, backOn.body.standard_webhooks_secret],
+    [true, created.body.standard_webhooks_secret],
+  );
+  t.equal((await testEvent()).standardSignatureValid, true);
+  const rotated = await client.post(`${path}/rotate-secret`);
+  t.equal(
+    rotated.body.standard_webhooks_secret,
+    standardWebhooksSecret(rotated.body.secret),
+    'rotating changes both forms',
+  );
+  receiver.secrets = [rotated.body.secret];
+  t.equal((await testEvent()).standardSignatureValid, true);
+
+  const bad = await client.patch(path, { standard_webhooks: 'yes' });
+  t.same([bad.status, bad.body], [400, { detail: 'standard_webhooks must be true or false.' }]);
+  const badCreate = await client.post(`/dashboard/api/chatbots/${bot.id}/webhooks`, {
+    url: receiver.url,
+    events: ['lead.captured'],
+    standard_webhooks: 1,
+  });
+  t.same([badCreate.status, badCreate.body], [400, { detail: 'standard_webhooks must be true or false.' }]);
+  const other = await DashboardClient.signIn(gw.baseUrl, await createOwner(gw.app));
+  const foreign = await other.patch(path, { standard_webhooks: false });
+  t.same([foreign.status, foreign.body], [404, { detail: 'Webhook not found.' }]);
 });
 
 t.test('the webhook SSRF check is the store’s: private destinations are refused without the setting', async (t) => {
@@ -177,7 +264,7 @@ t.test('conversations, transcripts, release; usage counts per day; leads as CSV'
   const bot = (await client.post('/dashboard/api/chatbots', { name: 'Talk' })).body;
   const key = (await client.post('/dashboard/api/keys', { name: 'k' })).body.key;
   for (const message of ['Hello', 'Are you there?']) {
-    const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+    const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}` },
       body: JSON.stringify({ message, session_id: 'api-demo' }),

@@ -5,13 +5,19 @@ import { registerDashboard } from '../../src/http/dashboard-routes.ts';
 import { createHttpServer } from '../../src/http/http-server.ts';
 import { WebBundles } from '../../src/http/web-bundle.ts';
 import { createLogger } from '../../src/logger.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { TrustedProxies } from '../../src/net/trusted-proxies.ts';
+import { createLlmProviders } from '../../src/llm/llm-providers.ts';
+import { ProviderCheck } from '../../src/llm/provider-check.ts';
+import { callableProviders } from '../../src/startup.ts';
 import { startGateway } from '../support/gateway.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 
 const gw = await startGateway({ WEBHOOK_ALLOW_PRIVATE: '1', SECRET_KEY: '3d'.repeat(32) });
 t.teardown(() => gw.stop());
 const { services } = gw.app;
+const redis = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
+t.teardown(() => redis.close());
 
 /** Every route of the management API, read from a restify server the dashboard registered itself on. */
 function dashboardRoutes(): Array<{ method: string; path: string }> {
@@ -23,6 +29,13 @@ function dashboardRoutes(): Array<{ method: string; path: string }> {
     clock: systemClock,
     publicUrl: undefined,
     trustedProxies: TrustedProxies.none,
+    providerCheck: new ProviderCheck({
+      providers: createLlmProviders(gw.config),
+      callable: callableProviders(gw.config),
+      redis,
+      keys: services.keys,
+      clock: systemClock,
+    }),
   });
   const routes = (server as unknown as { getDebugInfo(): { routes: Array<{ method: string; path: string }> } })
     .getDebugInfo()
@@ -38,6 +51,7 @@ const hook = await services.webhooks.create(bot.id, 'http://127.0.0.1:9/hook', [
 const webhook = await services.webhooks.get(hook.id);
 const key = await services.apiKeys.create(a.id, 'A key');
 const agent = await services.agents.create(a.id, 'A agent');
+const cannedReply = await services.cannedReplies.create(a.id, { shortcut: 'private', text: 'Private reply of A.' });
 const connection = await services.connections.create(a.id, {
   service: 'notion',
   authKind: 'token',
@@ -45,6 +59,8 @@ const connection = await services.connections.create(a.id, {
 });
 await services.control.escalate(bot.id, 'embed-a-visitor', { source: 'embed' });
 const delivery = { id: await services.outbox.emitTo(webhook, testEvent(bot.id, 'lead.captured', Date.now() * 1000)) };
+const asked = ['embed-a-visitor', 'Do you ship to Canada?', Date.now() * 1000, 'fallback'] as const;
+const group = { id: (await services.unansweredRecorder.record(bot.id, ...asked))![1]! };
 
 /** Each path parameter: owner A's id for it, and the 404 detail another owner gets. */
 const PARAMS: Record<string, { id: string; detail: string }> = {
@@ -54,10 +70,17 @@ const PARAMS: Record<string, { id: string; detail: string }> = {
   delivery_id: { id: delivery.id, detail: 'Delivery not found.' },
   key_id: { id: key.id, detail: 'API key not found.' },
   agent_id: { id: agent.id, detail: 'Agent not found.' },
+  reply_id: { id: cannedReply.id, detail: 'Canned reply not found.' },
   connection_id: { id: connection.id, detail: 'Connection not found.' },
   session_id: { id: 'embed-a-visitor', detail: 'Conversation not found.' },
+  group_id: { id: group.id, detail: 'Question not found.' },
 };
-const PUBLIC = ['POST /dashboard/api/session', 'POST /dashboard/api/invite'];
+const PUBLIC = [
+  'POST /dashboard/api/session',
+  'POST /dashboard/api/invite',
+  'GET /dashboard/api/setup',
+  'POST /dashboard/api/setup',
+];
 const routes = dashboardRoutes();
 const fill = (path: string, id?: string) =>
   path.replace(/:(\w+)/g, (_, name: string) => id ?? PARAMS[name]?.id ?? `unknown-${name}`);
@@ -108,6 +131,7 @@ t.test("another owner's ids are not found on every route, before any body is rea
   t.same((await b.get('/dashboard/api/keys')).body, []);
   t.same((await b.get('/dashboard/api/agents')).body, []);
   t.same((await b.get('/dashboard/api/connections')).body, []);
+  t.same((await b.get('/dashboard/api/canned-replies')).body, []);
 });
 
 t.test("owner A's resources came through untouched", async (t) => {
@@ -125,6 +149,8 @@ t.test("owner A's resources came through untouched", async (t) => {
   t.match(await services.control.show(bot.id, 'embed-a-visitor'), { taken_over_by: null });
   t.equal(await services.telegram.find(bot.id), undefined);
   t.equal((await services.connections.get(connection.id)).status, 'active');
+  t.equal((await services.unanswered.get(bot.id, group.id)).status, 'open');
+  t.same(await services.cannedReplies.list(a.id), [cannedReply]);
   const ownerA = await DashboardClient.signIn(gw.baseUrl, a);
   t.equal((await ownerA.get(`/dashboard/api/webhooks/${hook.id}`)).status, 200, 'A still reaches them');
 });

@@ -101,6 +101,8 @@ t.test('a url source comes with its schedule and syncs; a text source with none 
     created_at: formatTimestamp(now),
     chatbot_id: bot.id,
     error: '',
+    characters: 22,
+    words: 5,
     progress: '',
   });
 });

@@ -1,12 +1,20 @@
 import t from 'tap';
+import { FakeGraphWhatsApp } from '../fakes/fake-graph-whatsapp.ts';
 import { FakeWhatsApp } from '../fakes/fake-whatsapp.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 import { startGateway } from '../support/gateway.ts';
 import { until } from '../support/until.ts';
 
 const whatsapp = new FakeWhatsApp();
-const gw = await startGateway({}, { whatsappSockets: whatsapp.factory });
-t.teardown(() => gw.stop());
+const graph = await new FakeGraphWhatsApp().start();
+const gw = await startGateway(
+  { GRAPH_API_BASE_URL: graph.url, CRAWL_ALLOW_PRIVATE: '1', SECRET_KEY: '6d'.repeat(32) },
+  { whatsappSockets: whatsapp.factory },
+);
+t.teardown(async () => {
+  await gw.stop();
+  await graph.stop();
+});
 const { services } = gw.app;
 const owner = await createOwner(gw.app);
 const client = await DashboardClient.signIn(gw.baseUrl, owner);
@@ -14,7 +22,7 @@ const client = await DashboardClient.signIn(gw.baseUrl, owner);
 t.test('WhatsApp on the Channels page: link by QR code, see it linked, unlink', async (t) => {
   const bot = await services.chatbots.create(owner.id, { name: 'Phone Bot' });
   const path = `/dashboard/api/chatbots/${bot.id}/channels`;
-  t.same((await client.get(path)).body, { telegram: null, whatsapp: null });
+  t.same((await client.get(path)).body, { telegram: null, whatsapp: null, whatsapp_cloud: null });
   t.same(
     [
       (await client.put(`${path}/whatsapp`, { phone: 'call me' })).status,
@@ -54,7 +62,7 @@ t.test('WhatsApp on the Channels page: link by QR code, see it linked, unlink', 
 
   t.same((await client.del(`${path}/whatsapp`)).body, { chatbot_id: bot.id, disconnected: true });
   await until(() => socket.loggedOut, 'the logout');
-  t.same((await client.get(path)).body, { telegram: null, whatsapp: null });
+  t.same((await client.get(path)).body, { telegram: null, whatsapp: null, whatsapp_cloud: null });
   t.same(
     [(await client.del(`${path}/whatsapp`)).status, (await client.del(`${path}/whatsapp`)).body],
     [404, { detail: 'WhatsApp is not connected for this chatbot.' }],
@@ -78,3 +86,76 @@ t.test('a pairing code for a phone number', async (t) => {
   t.equal(pairing, 'ABCD2345');
   t.same(socket.pairingRequests, ['4915123456789']);
 });
+
+t.test(
+  'WhatsApp by the Cloud API: connect, see the webhook and verify token, change, switch transport, disconnect',
+  async (t) => {
+    const bot = await services.chatbots.create(owner.id, { name: 'Cloud Bot' });
+    const path = `/dashboard/api/chatbots/${bot.id}/channels`;
+    const number = graph.addNumber('+1 555-0142', 'Cloud Bakery');
+    const APP_SECRET = 'ab12'.repeat(8);
+    const refused: Array<[Record<string, unknown>, string]> = [
+      [{}, 'phone_number_id must be the phone number id (digits) from WhatsApp → API Setup in the Meta app.'],
+      [{ phone_number_id: number.id, app_secret: APP_SECRET }, 'token is required: a system-user access token, without spaces.'], // prettier-ignore
+      [
+        { phone_number_id: number.id, token: number.token },
+        "app_secret is required: the Meta app's secret, without spaces.",
+      ],
+      [{ phone_number_id: number.id, token: number.token, app_secret: APP_SECRET, business_account_id: 'x' }, 'business_account_id must be the WhatsApp Business account id (digits), or left out.'], // prettier-ignore
+      [{ phone_number_id: number.id, token: number.token, app_secret: APP_SECRET, text_only_notice: 'x'.repeat(501) }, 'text_only_notice must be text of at most 500 characters.'], // prettier-ignore
+      [{ phone_number_id: '999999999', token: number.token, app_secret: APP_SECRET }, 'The Cloud API refused: WhatsApp refused a parameter (invalid parameter): check the phone number id.'], // prettier-ignore
+    ];
+    for (const [body, detail] of refused) {
+      const res = await client.put(`${path}/whatsapp-cloud`, body);
+      t.same([res.status, res.body], [400, { detail }], detail);
+    }
+    const connected = await client.put(`${path}/whatsapp-cloud`, {
+      phone_number_id: number.id,
+      token: number.token,
+      app_secret: APP_SECRET,
+    });
+    t.equal(connected.status, 200);
+    t.same(connected.body, {
+      chatbot_id: bot.id,
+      transport: 'cloud',
+      phone_number_id: number.id,
+      business_account_id: null,
+      display_phone_number: '+1 555-0142',
+      verified_name: 'Cloud Bakery',
+      webhook_path: `/channels/whatsapp/${bot.id}`,
+      webhook_url: null,
+      verify_token: connected.body.verify_token,
+      text_only_notice: 'Sorry, I can only read text messages.',
+      connected_at: connected.body.connected_at,
+    });
+    t.same((await client.get(path)).body, { telegram: null, whatsapp: null, whatsapp_cloud: connected.body });
+
+    const changed = await client.put(`${path}/whatsapp-cloud`, {
+      phone_number_id: number.id,
+      text_only_notice: 'Text only!',
+    });
+    t.same(
+      [changed.status, changed.body.verify_token, changed.body.text_only_notice],
+      [200, connected.body.verify_token, 'Text only!'],
+    );
+    t.equal((await services.whatsappCloud.find(bot.id))?.token, number.token, 'the token was kept');
+
+    // Linking a device ends the Cloud API; connecting the Cloud API unlinks the device.
+    const before = whatsapp.sockets.length;
+    t.match((await client.put(`${path}/whatsapp`, {})).body, { state: 'linking' });
+    t.match((await client.get(path)).body, { whatsapp: { state: 'linking' }, whatsapp_cloud: null });
+    const socket = await whatsapp.socket(before);
+    const again = await client.put(`${path}/whatsapp-cloud`, { phone_number_id: number.id, token: number.token, app_secret: APP_SECRET }); // prettier-ignore
+    t.equal(again.status, 200);
+    t.not(again.body.verify_token, connected.body.verify_token, 'a new connection, a new verify token');
+    await until(() => socket.loggedOut || socket.ended, 'the linking socket closed');
+    t.match((await client.get(path)).body, { whatsapp: null, whatsapp_cloud: { phone_number_id: number.id } });
+
+    t.same((await client.del(`${path}/whatsapp-cloud`)).body, { chatbot_id: bot.id, disconnected: true });
+    t.same(
+      [(await client.del(`${path}/whatsapp-cloud`)).status, (await client.del(`${path}/whatsapp-cloud`)).body],
+      [404, { detail: 'WhatsApp Cloud API is not connected for this chatbot.' }],
+    );
+    t.same((await client.get(path)).body, { telegram: null, whatsapp: null, whatsapp_cloud: null });
+  },
+);

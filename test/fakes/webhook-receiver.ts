@@ -1,6 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import t from 'tap';
+import { standardWebhooksSecret } from '../../src/webhooks/standard-webhooks.ts';
+import { webhookBodyProblems } from '../support/webhook-schemas.ts';
 
 /** A request as the receiver saw it. */
 export interface ReceivedWebhook {
@@ -9,6 +13,13 @@ export interface ReceivedWebhook {
   raw: Buffer;
   body: any;
   signatureValid: boolean;
+  /**
+   * The Standard Webhooks headers verified by the official `standardwebhooks` library with one of
+   * the secrets (in their Standard Webhooks form): `null` when the request has none of them.
+   */
+  standardSignatureValid: boolean | null;
+  /** What docs/webhook-schemas/ finds wrong with the body (empty: it fits). */
+  schemaProblems: string[];
   at: number;
 }
 
@@ -18,7 +29,10 @@ export type ReceiverAnswer =
 
 /**
  * A real HTTP receiver on loopback, as an owner's CRM would run it: it verifies
- * X-Switchboard-Signature over the raw bytes with timingSafeEqual before parsing anything.
+ * X-Switchboard-Signature over the raw bytes with timingSafeEqual before parsing anything, and the
+ * Standard Webhooks headers, when a request carries them, with the official library. Every body is
+ * checked against the webhook JSON Schemas in docs/: one that does not fit fails the running test
+ * file, whichever test made it.
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
@@ -41,8 +55,13 @@ export class WebhookReceiver {
           raw,
           body: undefined,
           signatureValid: this.secrets.some((secret) => verify(raw, signature, secret)),
+          standardSignatureValid: verifyStandard(raw, req.headers, this.secrets),
+          schemaProblems: webhookBodyProblems(raw.toString('utf8')),
           at: Date.now(),
         };
+        if (request.schemaProblems.length > 0) {
+          t.fail(`a webhook body does not fit docs/webhook-schemas/`, { problems: request.schemaProblems });
+        }
         if (request.signatureValid) request.body = JSON.parse(raw.toString('utf8'));
         this.received.push(request);
         const answer = this.answer(request);
@@ -81,4 +100,22 @@ function verify(raw: Buffer, signature: string, secret: string): boolean {
   const expected = Buffer.from(createHmac('sha256', secret).update(raw).digest('hex'));
   const given = Buffer.from(signature);
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * Verifies the Standard Webhooks headers as a receiver using the official library would: with the
+ * secret's Standard Webhooks form, timestamp tolerance included. `null` when none of them was sent.
+ */
+function verifyStandard(raw: Buffer, headers: IncomingHttpHeaders, secrets: string[]): boolean | null {
+  const names = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+  if (names.every((name) => headers[name] === undefined)) return null;
+  const given = Object.fromEntries(names.map((name) => [name, String(headers[name] ?? '')]));
+  return secrets.some((secret) => {
+    try {
+      new StandardWebhook(standardWebhooksSecret(secret)).verify(raw.toString('utf8'), given);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

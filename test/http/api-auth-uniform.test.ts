@@ -8,6 +8,7 @@ import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts'
 import { RequestGate } from '../../src/admission/request-gate.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { maskVarying, rawRequest } from '../support/raw-http.ts';
+import { apiFetch, assertDescribed, parseRawResponse } from '../support/openapi-contract.ts';
 
 // Issue 18, item 9: a revoked key's 401 took measurably longer than an unknown key's (806 vs 494 µs
 // p50): the unknown key ended after the lookup read, the revoked one also ran the admission script.
@@ -63,7 +64,7 @@ async function callsOf(token: string): Promise<{ kind: string; calls: Call[] }> 
 
 async function revokedKey(t: Test): Promise<string> {
   const created = await services.apiKeys.create(owner.user.id, 'to revoke');
-  const used = await fetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${created.key}` } });
+  const used = await apiFetch(`${gw.baseUrl}/api/v1/chatbots`, { headers: { authorization: `Bearer ${created.key}` } });
   t.equal(used.status, 200, 'the key worked before it was revoked (and its lookup was cached)');
   await services.apiKeys.revoke(owner.user.id, created.id);
   return created.key;
@@ -78,6 +79,7 @@ t.test('unknown and revoked keys: the same bytes on the wire', async (t) => {
       'Host: test',
       `Authorization: Bearer ${token}`,
     ]);
+    await assertDescribed('GET', '/api/v1/chatbots', parseRawResponse(raw));
     answers.push(maskVarying(raw));
   }
   const expected = [

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'ok' });
@@ -19,7 +20,7 @@ t.teardown(async () => {
 const { services } = gw.app;
 
 async function chat(key: string, chatbotId: string, message: string, sessionId: string) {
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}` },
     body: JSON.stringify({ message, session_id: sessionId }),

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { fakeGemini, fakeOllama, fakeOpenAi, type RecordedRequest } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { until } from '../support/until.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 // Issue 18, item 5: a source whose text closes the prompt's reference fence and then speaks as the
 // system reached the LLM after the closing tag. Each prompt now has its own fence; retrieved text
@@ -84,7 +85,7 @@ async function hostileBot(name: string, provider: string, nonce: string) {
 }
 
 async function ask(chatbotId: string, message: string) {
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ message, session_id: `fence-${crypto.randomUUID()}` }),
@@ -172,7 +173,7 @@ t.test('without an injected nonce, each prompt gets a random one that the source
   openai.behaviour = () => ({ text: 'ok' });
   const before = openai.requests.length;
   for (const message of ['first question', 'second question']) {
-    const res = await fetch(`${plain.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+    const res = await apiFetch(`${plain.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ message, session_id: 'random-fence' }),

@@ -1,10 +1,12 @@
 import t from 'tap';
 import { contextBlock, identityRules } from '../../src/conversations/prompt-builder.ts';
 import { REWRITE_INSTRUCTIONS } from '../../src/rag/query-rewrite.ts';
+import { bestRelevance } from '../../src/rag/relevance-floor.ts';
 import { countWords, fakeGemini, fakeOllama, fakeOpenAi, type RecordedRequest } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 const gemini = await fakeGemini().start();
@@ -37,7 +39,7 @@ const { services } = gw.app;
 const owner = await scaleAccount(gw.app);
 
 async function chat(chatbotId: string, message: string, sessionId: string) {
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ message, session_id: sessionId }),
@@ -111,7 +113,17 @@ t.test('off by default: one LLM request per turn, and a metrics line without a r
   const lines = metricsOf(bot.id);
   t.equal(lines.length, 2, 'one line per turn');
   const line = lines[1]!;
-  t.same(Object.keys(line), ['level', 'chatbot_id', 'channel', 'provider', 'model', 'retrieve_ms', 'llm', 'msg']);
+  t.same(Object.keys(line), [
+    'level',
+    'chatbot_id',
+    'channel',
+    'provider',
+    'model',
+    'retrieve_ms',
+    'best_relevance',
+    'llm',
+    'msg',
+  ]);
   t.same(line, {
     level: 30,
     chatbot_id: bot.id,
@@ -119,6 +131,7 @@ t.test('off by default: one LLM request per turn, and a metrics line without a r
     provider: 'chatgpt',
     model: 'gpt-test',
     retrieve_ms: line.retrieve_ms,
+    best_relevance: line.best_relevance,
     llm: {
       status: 'ok',
       ms: (line.llm as { ms: number }).ms,
@@ -128,6 +141,13 @@ t.test('off by default: one LLM request per turn, and a metrics line without a r
     msg: 'turn metrics',
   });
   t.type(line.retrieve_ms, 'number');
+  const passages = await gw.app.retrieval.retrieve(bot.id, 'How long is its warranty?');
+  t.ok((line.best_relevance as number) > 0, 'the best passage has a relevance');
+  t.equal(
+    line.best_relevance,
+    Math.round(bestRelevance(passages) * 1000) / 1000,
+    "the best passage's, to a thousandth",
+  );
   t.type((line.llm as { ms: number }).ms, 'number');
   t.notOk(JSON.stringify(lines).includes('warranty'), 'no message text');
 });
@@ -245,6 +265,7 @@ t.test("the rewrite's terms find a passage the visitor's wording does not: it re
     'provider',
     'model',
     'retrieve_ms',
+    'best_relevance',
     'rewrite',
     'llm',
     'msg',
@@ -258,6 +279,7 @@ t.test("the rewrite's terms find a passage the visitor's wording does not: it re
     provider: 'chatgpt',
     model: 'gpt-test',
     retrieve_ms: line.retrieve_ms,
+    best_relevance: line.best_relevance,
     rewrite: {
       status: 'ok',
       ms: rewriteMetrics.ms,

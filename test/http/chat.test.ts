@@ -4,6 +4,7 @@ import type { RetrievedChunk } from '../../src/rag/retriever.ts';
 import { fakeGemini, fakeOllama, fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { RecordingSink } from '../support/recording-sink.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 const gemini = await fakeGemini().start();
@@ -16,6 +17,7 @@ const CONTEXT: RetrievedChunk[] = [
     title: 'Returns',
     url: 'https://shop.example/returns',
     score: 0.9,
+    relevance: 0.9,
   },
 ];
 let retrieverFails = false;
@@ -58,7 +60,7 @@ const bot = await services.chatbots.create(owner.user.id, {
 });
 
 async function chat(body: unknown, chatbotId = bot.id, key = owner.key) {
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -292,15 +294,16 @@ t.test('provider failure, timeout and empty output', async (t) => {
   t.same(await chat({ message: 'again', session_id: 'errors-1' }), { status: 200, body: { response: 'recovered' } });
   const transcript = await services.control.show(bot.id, 'errors-1');
   t.same(
-    transcript.messages.map((m) => [m.role, m.content]),
+    transcript.messages.map((m) => [m.role, m.content, m.failure]),
     [
-      ['user', 'fail'],
-      ['user', 'slow'],
-      ['user', 'empty'],
-      ['assistant', 'Sorry, please contact us by email.'],
-      ['user', 'again'],
-      ['assistant', 'recovered'],
+      ['user', 'fail', 'LLM provider error: openai: 500 fake failure'],
+      ['user', 'slow', 'LLM provider error: openai: Request timed out.'],
+      ['user', 'empty', undefined],
+      ['assistant', 'Sorry, please contact us by email.', undefined],
+      ['user', 'again', undefined],
+      ['assistant', 'recovered', undefined],
     ],
+    'the owner reads why the first two got no answer',
   );
 });
 
@@ -349,6 +352,6 @@ t.test('400 for every malformed body, paused chatbots, and 404 before 400', asyn
   const stranger = await scaleAccount(gw.app);
   t.same(await chat('{"broken', bot.id, stranger.key), { status: 404, body: { detail: 'Chatbot not found.' } });
   t.same(await chat({ message: 'hi' }, 'nope'), { status: 404, body: { detail: 'Chatbot not found.' } });
-  const unauthorized = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, { method: 'POST', body: '{}' });
+  const unauthorized = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, { method: 'POST', body: '{}' });
   t.same([unauthorized.status, await unauthorized.json()], [401, { detail: 'Unauthorized' }]);
 });

@@ -8,6 +8,7 @@ import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { SOURCE_STATUSES, SOURCE_TYPES } from '../../src/sources/source.ts';
 import { SourceStore } from '../../src/store/source-store.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { apiFetch, assertDescribed, parseRawResponse } from '../support/openapi-contract.ts';
 import { maskVarying, rawRequest } from '../support/raw-http.ts';
 
 const gw = await startGateway();
@@ -34,10 +35,19 @@ const removed = await services.chatbots.create(owner.user.id, { name: 'Old Bot' 
 await services.chatbots.softDelete(removed.id);
 const foreign = await services.chatbots.create(other.user.id, { name: 'Support Bot' });
 
+/** A public API call, its response checked against docs/openapi.json. */
 async function get(path: string, key: string | undefined = owner.key) {
-  const response = await fetch(gw.baseUrl + path, {
-    headers: key === undefined ? {} : { authorization: `Bearer ${key}` },
-  });
+  return read(
+    await apiFetch(gw.baseUrl + path, { headers: key === undefined ? {} : { authorization: `Bearer ${key}` } }),
+  );
+}
+
+/** A route outside the public API's operations (nothing to check it against). */
+async function getOther(path: string) {
+  return read(await fetch(gw.baseUrl + path));
+}
+
+async function read(response: Response) {
   return { status: response.status, headers: response.headers, body: (await response.json()) as any };
 }
 
@@ -107,6 +117,11 @@ t.test('a foreign, deleted, unknown or non-UUID chatbot id is one identical 404'
       t.equal(res.status, 404, `${id}${suffix}`);
       t.same(res.body, { detail: 'Chatbot not found.' }, `${id}${suffix}`);
     }
+  }
+  // A path that cannot be decoded is an unknown route: 404 before authentication, as documented.
+  for (const path of ['/api/v1/chatbots/%', '/api/v1/chatbots/%E0%A4%A/sources']) {
+    const res = await get(path, undefined);
+    t.same([res.status, res.body, res.headers.get('x-ratelimit-limit')], [404, { detail: 'Not Found' }, null], path);
   }
   const theirs = await get(`/api/v1/chatbots/${support.id}`, other.key);
   t.equal(theirs.status, 404);
@@ -197,6 +212,7 @@ t.test('401 is byte-identical for every way a key can be wrong, and counts towar
   const responses = new Map<string, string>();
   for (const [name, headers] of Object.entries(variants)) {
     const raw = await rawRequest(gw.app.port, ['GET /api/v1/chatbots HTTP/1.1', 'Host: test', ...headers]);
+    await assertDescribed('GET', '/api/v1/chatbots', parseRawResponse(raw));
     responses.set(name, maskVarying(raw));
   }
   const expected = [
@@ -243,7 +259,7 @@ t.test('a successful call records last_used_at on the key', async (t) => {
 });
 
 t.test('unknown routes and wrong methods answer {"detail"}', async (t) => {
-  const unknown = await get('/api/v1/nothing-here');
+  const unknown = await getOther('/api/v1/nothing-here');
   t.same([unknown.status, unknown.body], [404, { detail: 'Not Found' }]);
   const root = await fetch(`${gw.baseUrl}/`, { redirect: 'manual' });
   t.same([root.status, root.headers.get('location')], [302, '/dashboard'], 'the root leads to the dashboard');
@@ -272,8 +288,8 @@ t.test('changes written by another process are seen on the very next request', a
 });
 
 t.test('health and readiness', async (t) => {
-  const health = await get('/healthz', undefined);
+  const health = await getOther('/healthz');
   t.same([health.status, health.body], [200, { status: 'ok' }]);
-  const ready = await get('/readyz', undefined);
+  const ready = await getOther('/readyz');
   t.same([ready.status, ready.body], [200, { status: 'ready' }]);
 });

@@ -18,6 +18,7 @@ import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 import { freePort } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 import { WidgetClient } from '../support/widget-client.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'sb-outage-'));
 const port = await freePort();
@@ -91,7 +92,7 @@ const timed = async (request: () => Promise<Response>) => {
 };
 const chat = (message: string, sessionId = 'outage-visitor', chatbotId = bot.id) =>
   timed(() =>
-    fetch(`${baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
+    apiFetch(`${baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ message, session_id: sessionId }),
@@ -158,7 +159,7 @@ const FAST_MS = 1000;
 const REPLY = 'Hello from the assistant.';
 const REST_ANSWERS = { acked: [200, { response: REPLY }], refused: [500, { detail: 'Internal server error.' }] };
 const WIDGET_ANSWERS = {
-  acked: { type: 'message', role: 'assistant', content: REPLY, created_at: 'ISO' },
+  acked: { type: 'message', role: 'assistant', content: REPLY, created_at: 'ISO', stream_id: 'STREAM' },
   refused: { type: 'error', detail: 'Internal server error.' },
 };
 

@@ -4,11 +4,12 @@ import type { LlmProviders } from '../../src/llm/llm-providers.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { WidgetClient, type Frame } from '../support/widget-client.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 // Issue 18, item 6: a property-based fuzz of both sockets (DESIGN.md's protocols): the widget socket's
 // upgrade parameters and its visitor frames (message, escalate, cta, lead, and everything else), the
 // agent socket's first frame and, once authenticated, its frames (auth, takeover, release, reply,
-// and everything else). No frame may reach the internal-error path, no socket may be dropped for
+// suggest, and everything else). No frame may reach the internal-error path, no socket may be dropped for
 // one, and the gateway keeps answering /healthz. FUZZ_SEED=<n> replays a run.
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 50);
@@ -49,7 +50,7 @@ await services.chatbots.configure(bot.id, {
 });
 const agentUser = await services.agents.create(owner.user.id, 'Fuzz Agent');
 // A conversation the agent's takeover, release and reply frames can act on.
-const started = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+const started = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
   method: 'POST',
   headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
   body: JSON.stringify({ message: 'hello', session_id: 'api-fuzz' }),
@@ -122,7 +123,12 @@ const agentFrame: fc.Arbitrary<Sent> = fc.oneof(
     weight: 3,
     arbitrary: asJson(
       withExtra(
-        fc.record({ type: fc.constantFrom('takeover', 'release'), chatbot_id: chatbotId, session_id: sessionId, ref }),
+        fc.record({
+          type: fc.constantFrom('takeover', 'release', 'suggest'),
+          chatbot_id: chatbotId,
+          session_id: sessionId,
+          ref,
+        }),
       ),
     ),
   },

@@ -3,6 +3,7 @@ import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { runCli } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { RecordingSink } from '../support/recording-sink.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 const sink = new RecordingSink();
@@ -20,7 +21,7 @@ const bot = await services.chatbots.create(owner.user.id, { name: 'Desk' });
 const cliEnv = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '' };
 
 async function chat(message: string, sessionId: string) {
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${owner.key}` },
     body: JSON.stringify({ message, session_id: sessionId }),
@@ -49,11 +50,13 @@ t.test('while an agent holds a conversation: stored, message.received emitted, n
     [
       ['conversation.started', undefined],
       ['message.received', 'hello'],
+      ['conversation.taken_over', undefined],
       ['message.received', 'are you there?'],
     ],
   );
   t.equal(await services.quota.used(owner.user.id), 2, 'takeover messages count toward the quota');
   await services.control.release(bot.id, 'hold-1', 'alice');
+  t.match(sink.forSession('hold-1').at(-1), { event: 'conversation.released', data: { agent: 'alice' } });
   t.same(await chat('back to AI?', 'hold-1'), { status: 200, body: { response: 'AI here' } });
   const transcript = await services.control.show(bot.id, 'hold-1');
   t.same(
@@ -157,6 +160,18 @@ t.test('two agents cannot hold one conversation; release by another agent names 
     name: 'ConflictError',
     detail: 'Conversation is already taken over by dave.',
   });
+  await services.control.takeOver(bot.id, 'two-1', 'dave');
+  t.same(
+    sink
+      .forSession('two-1')
+      .filter((e) => e.event.startsWith('conversation.'))
+      .map((e) => [e.event, e.data.agent]),
+    [
+      ['conversation.started', undefined],
+      ['conversation.taken_over', 'dave'],
+    ],
+    "refused takeovers and releases, and the holder's own takeover again, emit nothing",
+  );
   const cli = await runCli(
     ['conversation', 'takeover', '--bot', bot.id, '--session', 'two-1', '--agent', 'erin'],
     cliEnv,

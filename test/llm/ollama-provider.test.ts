@@ -3,6 +3,7 @@
 import t from 'tap';
 import { OllamaProvider } from '../../src/llm/ollama-provider.ts';
 import { fakeOllama } from '../fakes/fake-llm-server.ts';
+import { streamingSuite } from './streaming-suite.ts';
 
 const server = await fakeOllama().start();
 t.teardown(() => server.stop());
@@ -48,4 +49,44 @@ t.test('retries stop at maxRetries, and an abort ends the wait between them', as
   await t.rejects(call, { name: 'LlmError' });
   t.ok(performance.now() - started < 5000, 'not waiting out a 60 s backoff');
   t.equal(server.requests.length, 1);
+});
+
+// Issue 21: streamed through the SDK's `chat({ stream: true })` (NDJSON), usage from the `done` message.
+streamingSuite(t, {
+  name: 'ollama',
+  fake: fakeOllama,
+  provider: (url, options) => new OllamaProvider({ host: url }, options, BASE_MS),
+  busy: { status: 503, body: { error: 'server busy' } },
+  busyMessage: 'ollama: server busy',
+  timeoutMessage: 'ollama: The operation was aborted due to timeout',
+});
+
+t.test('a streamed request says stream: true', async (t) => {
+  server.requests.length = 0;
+  server.behaviour = () => ({ text: 'Hello.' });
+  const provider = new OllamaProvider({ host: server.url }, { timeoutMs: 5000, maxRetries: 0 }, BASE_MS);
+  await provider.generate('llama3.2', prompt, { onText: () => {} });
+  t.same(server.requests[0]!.body, {
+    model: 'llama3.2',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+    ],
+    stream: true,
+  });
+});
+
+t.test('a stream cut before its first piece is tried again: no text would be repeated', async (t) => {
+  server.requests.length = 0;
+  let calls = 0;
+  server.behaviour = () => ({ text: 'Hello again.', failAfterPieces: ++calls === 1 ? 0 : undefined });
+  const provider = new OllamaProvider({ host: server.url }, { timeoutMs: 5000, maxRetries: 1 }, BASE_MS);
+  const pieces: string[] = [];
+  const reply = await provider.generate('llama3.2', prompt, { onText: (delta) => pieces.push(delta) });
+  t.same(reply, { text: 'Hello again.', usage: { input_tokens: 3, output_tokens: 2 } });
+  t.same(pieces, ['Hello', ' again.']);
+  t.same(
+    server.requests.map((request) => request.streamEnd),
+    ['cut', 'done'],
+  );
 });

@@ -180,7 +180,16 @@ t.test('the connectors’ HTTP layer refuses every form, redirects included', as
 t.test('a webhook attempt is refused with one text; a redirect is a failed attempt, not followed', async (t) => {
   const sender = new WebhookSender({ timeoutMs: 2000, allowPrivate: false, egress: fakeEgress(table) });
   const send = (url: string) =>
-    sender.send({ url, secret: 'whsec_x', event: 'message.received', body: '{}', deliveryId: 'd', attempt: 1 });
+    sender.send({
+      url,
+      secret: 'whsec_x',
+      event: 'message.received',
+      body: '{}',
+      deliveryId: 'd',
+      attempt: 1,
+      timestampSeconds: 0,
+      standardWebhooks: false,
+    });
   await throughPath(t, 'webhooks', send, (entry, outcome) => {
     const { statusCode, error } = outcome as { statusCode: number | null; error: string | null };
     if (entry.kind === 'redirect') t.same([statusCode, error], [302, null], entry.url);

@@ -11,12 +11,19 @@ import {
   createSearchIndex,
   dropSearchIndex,
   escapeTag,
+  hybridHits,
   knnSearch,
+  parseKnnReply,
   parseTextAggregateReply,
   textAggregateArgs,
   textQuery,
   textTerms,
 } from '../../src/rag/redis-search-engine.ts';
+import type { ChunkRecord } from '../../src/rag/chunk.ts';
+import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
+import { LocalEmbedder } from '../../src/rag/local-embedder.ts';
+import { reciprocalRankFusion } from '../../src/rag/reciprocal-rank-fusion.ts';
+import { chunkRelevance } from '../../src/rag/relevance-floor.ts';
 import { float32Bytes } from '../../src/store/chunk-store.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -131,6 +138,95 @@ t.test('the text aggregate reply, RESP3 (map) and RESP2 (array)', async (t) => {
   t.same(parseTextAggregateReply({ total_results: 0, results: [], warning: [] }), []);
   t.same(parseTextAggregateReply([0]), []);
   t.throws(() => parseTextAggregateReply('OK'), { message: 'unexpected FT.AGGREGATE reply: "OK"' });
+});
+
+t.test('the KNN reply: each document key with its COSINE distance', async (t) => {
+  t.same(
+    parseKnnReply({
+      documents: [
+        { id: 'k:1', value: { vector_distance: '0.25' } },
+        { id: 'k:0', value: { vector_distance: Buffer.from('1.5') } },
+      ],
+    }),
+    [
+      { key: 'k:1', distance: 0.25 },
+      { key: 'k:0', distance: 1.5 },
+    ],
+  );
+});
+
+// Issue 21: the hits the Redis engine builds from its two replies carry the relevance the in-process
+// engine gives the same chunks, computed from the chunk's stored embedding: also for a chunk that
+// only the text half returned, and whatever the KNN reply's rounding of the distance.
+t.test("the engine's hits: relevance as the in-process engine computes it, for a text-only hit too", async (t) => {
+  const embedder = new LocalEmbedder();
+  const texts: Array<[string, string]> = [
+    ['Returns', 'Unworn shoes can be returned within 30 days for a full refund.'],
+    ['Shipping', 'Orders ship within two business days from our warehouse.'],
+    ['Warranty', 'Every jacket has a two-year warranty against manufacturing defects.'],
+  ];
+  const vectors = await embedder.embed(texts.map(([title, content]) => `${title}\n${content}`));
+  const chunks: ChunkRecord[] = texts.map(([title, content], position) => ({
+    id: `src:${position}`,
+    chatbotId,
+    sourceId: 'src',
+    position,
+    title,
+    url: '',
+    content,
+    embedding: vectors[position]!,
+  }));
+  const question = 'Can I return shoes for a refund?';
+  const [embedding] = await embedder.embed([question]);
+  const inProcess = new InProcessSearchEngine({ dimensions: embedder.dimensions });
+  await inProcess.upsert(chunks);
+  const expected = await inProcess.search({ chatbotId, text: question, embedding: embedding!, k: 5 });
+
+  // What Redis would answer: the chunk hashes' keys, BM25STD scores for the two chunks sharing words,
+  // COSINE distances (as text, to 6 digits) for two; the hashes read back as ChunkStore decodes them.
+  const key = (n: number) => `sb:chunk:local-v2-384:{b:${chatbotId}}:src:${n}`;
+  const textRows = parseTextAggregateReply([
+    2,
+    ['__key', key(0), '__score', '4.2'],
+    ['__key', key(1), '__score', '0.7'],
+  ]);
+  const cosine = (n: number) => expected.find((hit) => hit.chunk.id === `src:${n}`)!.relevance;
+  const vectorRows = parseKnnReply({
+    documents: [0, 2].map((n) => ({ id: key(n), value: { vector_distance: (1 - cosine(n)).toFixed(6) } })),
+  });
+  const fused = reciprocalRankFusion([textRows.map((row) => row.key), vectorRows.map((row) => row.key)]);
+  const stored = (n: number) => {
+    const bytes = float32Bytes(chunks[n]!.embedding);
+    const read = new Float32Array(bytes.byteLength / 4).map((_, j) => bytes.readFloatLE(j * 4));
+    return { ...chunks[n]!, embedding: read };
+  };
+  const records = fused.map((entry) => stored(Number(entry.id.slice(-1))));
+  const hits = hybridHits({ embedding: embedding! }, { textRows, vectorRows, fused, records });
+
+  t.same(
+    hits.map((hit) => [hit.chunk.id, hit.text?.rank ?? null, hit.vector?.rank ?? null]),
+    [
+      ['src:0', 1, 1],
+      ['src:1', 2, null],
+      ['src:2', null, 2],
+    ],
+    'src:1 comes from the text half alone',
+  );
+  for (const hit of hits) {
+    const same = expected.find((other) => other.chunk.id === hit.chunk.id)!;
+    t.equal(hit.relevance, same.relevance, `${hit.chunk.id}: the in-process engine's relevance`);
+    t.equal(hit.relevance, chunkRelevance(embedding!, chunks[hit.chunk.position]!));
+  }
+  t.ok(hits[1]!.relevance > 0, 'the text-only hit has its relevance');
+  t.equal(hits[2]!.vector!.score, 1 - Number((1 - cosine(2)).toFixed(6)), "the vector half's score is 1 - distance");
+  t.same(
+    hybridHits(
+      { embedding: embedding! },
+      { textRows, vectorRows, fused, records: [undefined, ...records.slice(1)] },
+    ).map((hit) => hit.chunk.id),
+    ['src:1', 'src:2'],
+    'a chunk deleted since the search is left out',
+  );
 });
 
 t.test(

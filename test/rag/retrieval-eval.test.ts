@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { buildCorpus, EXPECTED_VERSION } from '../../scripts/build-eval-corpus.ts';
+import { CANDIDATE_FLOORS, chooseFloor, floorRow, FLOOR_RULE } from '../../scripts/relevance-calibration.ts';
 import {
   EVAL_SETS,
   evaluate,
@@ -13,6 +14,7 @@ import {
   recallAt,
   sharedContentWords,
 } from '../../scripts/retrieval-eval.ts';
+import { relevanceFloor } from '../../src/rag/relevance-floor.ts';
 
 const result = await evaluate();
 const { bm25, vector, hybrid } = result.overall;
@@ -101,6 +103,111 @@ t.test('company set floors, per split', async (t) => {
   t.equal(recall('disambiguation'), 1);
   t.ok(recall('lexical') >= 0.96, `lexical hybrid recall@5 ${recall('lexical').toFixed(3)}`);
   t.ok(recall('conversational') >= 0.93, `conversational hybrid recall@5 ${recall('conversational').toFixed(3)}`);
+});
+
+t.test('a question out of scope labels no chunk and no answer', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'eval-'));
+  t.teardown(() => rmSync(dir, { recursive: true }));
+  const corpusPath = path.join(dir, 'corpus.jsonl');
+  const questionsPath = path.join(dir, 'questions.json');
+  writeFileSync(corpusPath, `${JSON.stringify({ id: 'bike:0', title: 'Bike', content: 'The bike weighs 16 kg.' })}\n`);
+  const ask = (question: Record<string, unknown>) =>
+    writeFileSync(
+      questionsPath,
+      JSON.stringify({
+        questions: [
+          { id: 'c001', question: 'How heavy is it?', style: 'paraphrase', relevant: { 'bike:0': 2 } },
+          { id: 'o001', question: 'What colour is the bike?', style: 'out-of-scope', relevant: {}, ...question },
+        ],
+      }),
+    );
+  ask({ relevant: { 'bike:0': 1 } });
+  await t.rejects(evaluate({ corpusPath, questionsPath }), {
+    message: 'out-of-scope question o001 labels a chunk or an answer',
+  });
+  ask({ answer: 'The bike weighs 16 kg.' });
+  await t.rejects(evaluate({ corpusPath, questionsPath }), {
+    message: 'out-of-scope question o001 labels a chunk or an answer',
+  });
+  ask({});
+  const tiny = await evaluate({ corpusPath, questionsPath });
+  t.equal(tiny.questions, 1, 'only the answerable question is scored for retrieval');
+  t.same(
+    tiny.outOfScope.map(({ question }) => question.id),
+    ['o001'],
+  );
+  t.ok(tiny.outOfScope[0]!.bestRelevance > 0, 'the one chunk is returned, with its relevance');
+});
+
+// Issue 21: the out-of-scope splits and the relevance floor they calibrate with the local embedder.
+// These are the figures of docs/decisions.md ("The relevance floor"): a change to the embedder, the
+// engine, the relevance measure or the questions that moves them fails here, and the floor is then
+// chosen again (`npm run eval` prints the rule's choice beside the shipped one).
+t.test('each set has 48 out-of-scope questions, 24 in each half', async (t) => {
+  for (const set of [result, company]) {
+    t.equal(set.outOfScope.length, 48);
+    t.equal(set.outOfScope.filter(({ question }) => halfOf(question) === 'dev').length, 24);
+    t.ok(set.outOfScope.every(({ question }) => Object.keys(question.relevant).length === 0));
+  }
+});
+
+t.test('the relevance floor: the rule chooses the shipped one for local-v2-384', async (t) => {
+  t.equal(result.space, 'local-v2-384');
+  t.same(FLOOR_RULE, { keep: 0.95, half: 'dev', step: 0.01 });
+  t.equal(chooseFloor([result, company]), 0.26);
+  t.equal(relevanceFloor(result.space), 0.26);
+  t.equal(chooseFloor([result]), 0.38, 'the Node.js set alone would allow a higher floor');
+  t.equal(chooseFloor([company]), 0.26);
+  t.throws(() => chooseFloor([result, { ...company, space: 'openai-text-embedding-3-small' }]), {
+    message: 'a floor is chosen within one embedding space, not local-v2-384, openai-text-embedding-3-small',
+  });
+});
+
+t.test('what each candidate floor keeps and refuses, per set and half', async (t) => {
+  // [floor, kept of the questions whose answer is in the top 5 (all, dev, held-out), out-of-scope
+  // refused (all, dev, held-out), questions whose answer is not in the top 5 refused]
+  const rows = (set: typeof result) =>
+    CANDIDATE_FLOORS.map((floor) => {
+      const row = floorRow(set, floor);
+      return [
+        floor,
+        row.kept.all.count,
+        row.kept.dev.count,
+        row.kept['held-out'].count,
+        row.outOfScopeRefused.all.count,
+        row.outOfScopeRefused.dev.count,
+        row.outOfScopeRefused['held-out'].count,
+        row.missedRefused.count,
+      ];
+    });
+  const totals = (set: typeof result) => {
+    const row = floorRow(set, 0);
+    return [row.kept.all.of, row.kept.dev.of, row.kept['held-out'].of, row.missedRefused.of];
+  };
+  t.same(totals(result), [166, 83, 83, 29]);
+  t.same(rows(result), [
+    [0.15, 166, 83, 83, 0, 0, 0, 0],
+    [0.2, 166, 83, 83, 0, 0, 0, 0],
+    [0.22, 166, 83, 83, 1, 1, 0, 0],
+    [0.24, 166, 83, 83, 1, 1, 0, 0],
+    [0.26, 166, 83, 83, 1, 1, 0, 1],
+    [0.28, 166, 83, 83, 4, 4, 0, 2],
+    [0.3, 165, 83, 82, 6, 5, 1, 3],
+    [0.35, 162, 80, 82, 15, 12, 3, 3],
+    [0.4, 154, 75, 79, 24, 17, 7, 5],
+  ]);
+  t.same(totals(company), [104, 50, 54, 56]);
+  t.same(rows(company), [
+    [0.15, 104, 50, 54, 1, 1, 0, 0],
+    [0.2, 104, 50, 54, 1, 1, 0, 3],
+    [0.22, 103, 50, 53, 2, 2, 0, 4],
+    [0.24, 102, 49, 53, 3, 3, 0, 7],
+    [0.26, 100, 48, 52, 4, 4, 0, 9],
+    [0.28, 98, 47, 51, 5, 4, 1, 11],
+    [0.3, 93, 45, 48, 6, 5, 1, 16],
+    [0.35, 80, 39, 41, 12, 8, 4, 31],
+    [0.4, 56, 24, 32, 21, 11, 10, 49],
+  ]);
 });
 
 t.test('the questions split into a dev and a held-out half by number', async (t) => {

@@ -7,6 +7,7 @@ import type { ChunkRecord } from '../../src/rag/chunk.ts';
 import { InProcessSearchEngine } from '../../src/rag/in-process-search-engine.ts';
 import { LocalEmbedder } from '../../src/rag/local-embedder.ts';
 import { RedisSearchEngine } from '../../src/rag/redis-search-engine.ts';
+import { chunkRelevance } from '../../src/rag/relevance-floor.ts';
 import { probeQueryEngine } from '../../src/rag/retrieval-setup.ts';
 import { RetrievalIndex } from '../../src/rag/retrieval-index.ts';
 import type { SearchEngine } from '../../src/rag/search-engine.ts';
@@ -32,6 +33,9 @@ async function chunksOf(chatbotId: string, sourceId: string, texts: Array<[strin
     embedding: vectors[position]!,
   }));
 }
+
+/** What the local embedder makes of the returns question and botA's three chunks, whichever engine searches. */
+const RETURNS_RELEVANCE = { 'returns:0': '0.6235', 'returns:1': '0.1488', 'returns:2': '0.1354' };
 
 type Opened = { engine: SearchEngine; redis: RedisClient; close: () => Promise<void> };
 
@@ -79,6 +83,29 @@ function contract(name: string, open: (keys: RedisKeys) => Promise<Opened>) {
         'fused scores descend',
       );
       t.ok(hits.length <= 5);
+    });
+
+    // Issue 21: a relevance both engines compute alike, from the query embedding and the chunk's
+    // stored one, so that one floor holds whichever engine a gateway runs.
+    t.test("every hit's relevance: the cosine of query and chunk embeddings, the same in every engine", async (t) => {
+      const text = 'how do I return my shoes for a refund';
+      const [embedding] = await embedder.embed([text]);
+      const hits = await search(botA, text, 10);
+      t.same(
+        hits.map((hit) => hit.chunk.id).sort(),
+        ['returns:0', 'returns:1', 'returns:2'],
+        'all three of its chunks',
+      );
+      for (const hit of hits) {
+        t.equal(hit.relevance, chunkRelevance(embedding!, hit.chunk), `${hit.chunk.id}: from the stored embedding`);
+        t.ok(hit.relevance >= 0 && hit.relevance <= 1, `${hit.chunk.id}: in [0, 1]`);
+        t.ok(
+          Math.abs(Math.max(0, hit.vector!.score) - hit.relevance) < 1e-5,
+          `${hit.chunk.id}: the vector half's own similarity, ${hit.vector!.score}`,
+        );
+      }
+      const relevance = Object.fromEntries(hits.map((hit) => [hit.chunk.id, hit.relevance.toFixed(4)]));
+      t.same(relevance, RETURNS_RELEVANCE, 'the same figures in every engine');
     });
 
     t.test('a chatbot only ever retrieves its own chunks', async (t) => {

@@ -106,9 +106,17 @@ t.test('local → provider under retrieval load: re-embedded once, no empty answ
   // A source added meanwhile waits, then is embedded into the new space only.
   const late = await first.services.intake.addText(bot.id, 'Late policy: parcels to the moon are not delivered.');
   t.equal((await first.services.sources.get(late.id)).status, 'pending');
-  // What the operator sees meanwhile (the provider holds its answers, so nothing moves).
+  // What the operator sees meanwhile (the provider holds its answers, so nothing moves); every
+  // gateway's in-process index has loaded its 40 chunks long before.
+  const ids = (await first.services.gateways.ids()).sort();
+  const allLoaded = Object.fromEntries(ids.map((id) => [id, 'loaded']));
+  await until(
+    async () => JSON.stringify(await first.services.gateways.searchIndexes()) === JSON.stringify(allLoaded),
+    'every index loaded',
+  );
   t.same(await runCliJson(['status'], cliEnv), {
     gateways: 3,
+    search_index: allLoaded,
     embeddings: {
       space: 'local-v2-384',
       embeddings: 'local',
@@ -151,6 +159,7 @@ t.test('local → provider under retrieval load: re-embedded once, no empty answ
   t.equal(await client.exists(keys.ingestPaused()), 0, 'ingestion goes on');
   t.same(await runCliJson(['status'], cliEnv), {
     gateways: 3,
+    search_index: allLoaded,
     embeddings: {
       space: 'openai-fake-embed',
       embeddings: 'openai:fake-embed',

@@ -11,8 +11,15 @@ import type { StoredMessage } from '../../src/store/conversation-store.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
 
-const chunk = (id: string): RetrievedChunk => ({ id, text: `text of ${id}`, title: id, url: '', score: 1 });
-const ranking = (ids: string) => ids.split(' ').map(chunk);
+const chunk = (id: string, relevance = 0.5): RetrievedChunk => ({
+  id,
+  text: `text of ${id}`,
+  title: id,
+  url: '',
+  score: 1,
+  relevance,
+});
+const ranking = (ids: string, relevance?: number) => ids.split(' ').map((id) => chunk(id, relevance));
 
 t.test('fusing the queries: Reciprocal Rank Fusion by chunk id, the 5 best, scored by the fusion', async (t) => {
   const message = ranking('a b c d e');
@@ -33,6 +40,24 @@ t.test('fusing the queries: Reciprocal Rank Fusion by chunk id, the 5 best, scor
     ['a', 'f', 'g', 'b', 'c', 'd', 'i', 'e', 'h', 'j'],
     'ties: the best single rank, then the id',
   );
+});
+
+t.test('fusing the queries: a passage found by several keeps the best relevance any of them gave it', async (t) => {
+  const fused = fuseRankings([
+    [chunk('a', 0.31), chunk('b', 0.4)],
+    [chunk('b', 0.2), chunk('a', 0.62)],
+    [chunk('c', 0.9), chunk('a', 0.5)],
+  ]);
+  t.same(
+    fused.map((c) => [c.id, c.relevance]),
+    [
+      ['a', 0.62],
+      ['b', 0.4],
+      ['c', 0.9],
+    ],
+  );
+  t.same(fused[0], { ...chunk('a', 0.62), score: 1 / 61 + 2 / 62 }, 'the rest of the passage is unchanged');
+  t.same(fuseRankings([]), []);
 });
 
 /** A simulated clock the fakes move: each call takes its time on it. */
@@ -70,9 +95,10 @@ class RewritingLlm implements LlmProvider {
 
 /** Each query's ranking, fixed; each search takes 10 simulated ms. */
 const RANKINGS: Record<string, RetrievedChunk[]> = {
-  'How long is its warranty?': ranking('w1 w2 w3 w4 w5'),
-  'How long is the warranty of the Aurora X2?': ranking('aurora w1 w2 w3 w4'),
-  'Aurora X2 warranty': ranking('aurora w2 manual w1 w5'),
+  'How long is its warranty?': ranking('w1 w2 w3 w4 w5', 0.3104),
+  'How long is the warranty of the Aurora X2?': ranking('aurora w1 w2 w3 w4', 0.6),
+  'Aurora X2 warranty': ranking('aurora w2 manual w1 w5', 0.7),
+  'Anything on shipping?': [],
 };
 
 function setup(options: { rewriteTimeoutMs?: number } = {}) {
@@ -105,7 +131,11 @@ const message = 'How long is its warranty?';
 t.test('off (the default): the message alone is retrieved for, and no LLM is called', async (t) => {
   const { llm, queries, logs, retrieval } = setup();
   const found = await retrieval.retrieve({ chatbot: chatbot(false), history, message });
-  t.same(found, { context: RANKINGS[message], metrics: { retrieve_ms: 10 } });
+  t.same(found, {
+    context: RANKINGS[message],
+    bestRelevance: 0.3104,
+    metrics: { retrieve_ms: 10, best_relevance: 0.31 },
+  });
   t.same(queries, [message]);
   t.equal(llm.calls.length, 0);
   t.same(logs.lines, []);
@@ -124,8 +154,15 @@ t.test('on: one rewrite call, the three queries retrieved for and fused', async 
     ['w1', 'w2', 'aurora', 'w3', 'w4'],
   );
   t.same(found.context, fuseRankings(Object.values(RANKINGS)));
+  t.same(
+    found.context.map((c) => c.relevance),
+    [0.7, 0.7, 0.7, 0.6, 0.6],
+    "each passage's best relevance over the three queries",
+  );
+  t.equal(found.bestRelevance, 0.7);
   t.same(found.metrics, {
     retrieve_ms: 30,
+    best_relevance: 0.7,
     rewrite: { status: 'ok', ms: 250, input_tokens: 120, output_tokens: 18, variants: 3 },
   });
   t.same(logs.lines, []);
@@ -138,8 +175,10 @@ t.test('a rewrite that fails, cannot be read or times out leaves the message alo
   const failed = await failing.retrieval.retrieve({ chatbot: chatbot(true), history, message });
   t.same(failed, {
     context: RANKINGS[message],
+    bestRelevance: 0.3104,
     metrics: {
       retrieve_ms: 10,
+      best_relevance: 0.31,
       rewrite: { status: 'failed', ms: 250, input_tokens: null, output_tokens: null, variants: 1 },
     },
   });
@@ -181,6 +220,12 @@ t.test('a rewrite that fails, cannot be read or times out leaves the message alo
   t.same(late.metrics.retrieve_ms, 10);
   t.same(late.context, RANKINGS[message]);
   t.match(hanging.logs.withMessage(warning), [{ level: 40, chatbot_id: 'bot-1', status: 'timeout' }]);
+});
+
+t.test('a message that finds no passage has a best relevance of 0', async (t) => {
+  const { retrieval } = setup();
+  const found = await retrieval.retrieve({ chatbot: chatbot(false), history, message: 'Anything on shipping?' });
+  t.same(found, { context: [], bestRelevance: 0, metrics: { retrieve_ms: 10, best_relevance: 0 } });
 });
 
 t.test('the rewrite deadline is checked when the retrieval is built', async (t) => {

@@ -17,6 +17,7 @@ import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { until } from '../support/until.ts';
 import { startRedis } from '../support/redis-server.ts';
 import { createServer } from 'node:http';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 // Every connector source type ingested end to end: added through the CLI (`source add --type …
 // --wait`, which only follows a gateway's ingestion), read by the gateway through the service's real
@@ -123,7 +124,7 @@ t.test('youtube: a video transcript, through the CLI', async (t) => {
   );
   t.equal(hits[0]!.chunk.url, 'https://www.youtube.com/watch?v=dQw4w9WgXcQ');
   // SPEC's source object: the reference is not the `url` of a non-URL type.
-  const listed = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/sources`, {
+  const listed = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/sources`, {
     headers: { authorization: `Bearer ${(await services.apiKeys.create(user.id, 'k')).key}` },
   });
   t.same(await listed.json(), [

@@ -9,6 +9,7 @@ import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
 import { until } from '../support/until.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'answered' });
@@ -106,7 +107,7 @@ t.test('a text source is ingested and the chat answers from it, end to end', asy
   t.equal(added.status, 'pending');
   const done = await settled(added.id);
   t.match(done, { status: 'done', page_count: 0, error: '', title: 'Hours' });
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${owner.key}` },
     body: JSON.stringify({ message: 'When does the store open?', session_id: 'api-hours' }),

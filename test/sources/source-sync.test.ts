@@ -342,7 +342,12 @@ t.test(
     const config = loadConfig({ ...env, REDIS_URL: gw.redis.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' });
     const restarted = await startApp(config, createLogger('silent'), { clock, shutdownGraceMs: 1000 });
     t.teardown(() => restarted.stop());
-    t.match(await restarted.services.sources.get(bad.id), {
+    // The index loads in the background: the source is failed once the load has come to it.
+    const failed = await until(async () => {
+      const source = await restarted.services.sources.get(bad.id);
+      return source.status === 'failed' && source;
+    }, 'the bad source failed');
+    t.match(failed, {
       status: 'failed',
       error: 'a stored chunk has 64 dimensions, expected 384; sync the source again',
     });

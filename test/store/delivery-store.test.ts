@@ -1,6 +1,7 @@
 import t from 'tap';
 import { createLogger } from '../../src/logger.ts';
 import { DeliveryStore } from '../../src/store/delivery-store.ts';
+import type { ClaimedDelivery } from '../../src/webhooks/delivery.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { startRedis } from '../support/redis-server.ts';
@@ -61,3 +62,69 @@ t.test('a delivery is read whole: never a finished status beside an attempt list
   }
   t.equal(torn, 0, `${rounds} reads racing the finishing attempt, none torn`);
 });
+
+t.test(
+  "one conversation's deliveries to a webhook are first attempted one after another, by any claimer",
+  async (t) => {
+    let now = Date.now() * 1000;
+    const store = new DeliveryStore(writer, new RedisKeys('ordered:'), { nowMicros: () => now }, 30);
+    const webhookId = crypto.randomUUID();
+    const orderKey = `${webhookId}/${crypto.randomUUID()}`;
+    const enqueue = (event: string, key = orderKey) => {
+      now += 1;
+      return store.enqueue({
+        id: crypto.randomUUID(),
+        webhookId,
+        chatbotId: crypto.randomUUID(),
+        event,
+        body: JSON.stringify({ event }),
+        maxAttempts: 4,
+        orderKey: key,
+      });
+    };
+    const claim = (token: string) => store.claim(10, 10_000, token);
+    const events = (claimed: ClaimedDelivery[]) => claimed.map((d) => d.event);
+    /** Records the attempt: answered 200, or 500 and a retry a minute later. */
+    const finish = async (delivery: ClaimedDelivery, answered = true) => {
+      const attempt = { attempt: delivery.attempt, atMicros: now, error: null, duration_ms: 1, response_body: '' };
+      await store.complete([
+        {
+          delivery,
+          attempt: { ...attempt, status_code: answered ? 200 : 500 },
+          verdict: answered ? { kind: 'delivered' } : { kind: 'retry', atMicros: now + 60_000_000 },
+        },
+      ]);
+    };
+    await enqueue('taken_over');
+    await enqueue('released');
+    await enqueue('taken_over again');
+    await enqueue('another conversation', `${webhookId}/${crypto.randomUUID()}`);
+    const first = await claim('gateway A');
+    t.same(events(first), ['taken_over', 'another conversation'], 'the first of each conversation');
+    now += 1;
+    t.same(await claim('gateway B'), [], 'another gateway does not take the next while the first is out');
+    for (const delivery of first) await finish(delivery);
+    const second = await claim('gateway B');
+    t.same(events(second), ['released'], 'the next is due at once after the first attempt');
+    await finish(second[0]!, false);
+    const third = await claim('gateway A');
+    t.same(events(third), ['taken_over again'], 'a first attempt that failed does not hold the next up');
+    await finish(third[0]!);
+    t.same(await claim('gateway A'), [], 'nothing before the retry');
+    now += 60_000_000;
+    const retry = await claim('gateway A');
+    t.same(
+      retry.map((d) => [d.event, d.attempt]),
+      [['released', 2]],
+      'the retry at its time',
+    );
+    await finish(retry[0]!);
+    t.equal(await writer.exists(`ordered:{wh}:order:${orderKey}`), 0, 'the line is gone once each was attempted');
+
+    // An earlier delivery that is no longer there (removed by hand) holds nothing up.
+    const lost = await enqueue('lost');
+    await enqueue('after the lost one');
+    await writer.del(`ordered:{wh}:delivery:${lost}`);
+    t.same(events(await claim('gateway A')), ['after the lost one']);
+  },
+);

@@ -9,7 +9,10 @@ export interface Sent {
   ended: number;
   /** REST: 200. Widget: the assistant's reply frame (the protocol's acknowledgement of a message). */
   acked: boolean;
-  /** REST: [status, body]. Widget: the frame, its `created_at` replaced by 'ISO' when well-formed. */
+  /**
+   * REST: [status, body]. Widget: the frame, its `created_at` replaced by 'ISO' when well-formed, and
+   * its `stream_id` by 'STREAM'.
+   */
   answer: unknown;
 }
 
@@ -37,8 +40,11 @@ export const widgetVisitor =
     client.send({ type: 'message', content });
     const answered = () => client.frames.slice(from).find((f) => f.type === 'message' || f.type === 'error');
     const frame = await until(answered, `an answer to "${content}"`, 5000);
+    // The stored reply names the stream that showed it as it was written: a fresh id every time.
     const answer =
-      frame.type === 'message' && TIMESTAMP.test(frame.created_at) ? { ...frame, created_at: 'ISO' } : frame;
+      frame.type === 'message' && TIMESTAMP.test(frame.created_at)
+        ? { ...frame, created_at: 'ISO', ...(frame.stream_id ? { stream_id: 'STREAM' } : {}) }
+        : frame;
     return { acked: frame.type === 'message', answer };
   };
 

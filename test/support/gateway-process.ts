@@ -14,10 +14,19 @@ export interface GatewayProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the gateway process and resolves once it is listening. */
-export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+/**
+ * Starts the gateway process and resolves once it is listening. With `terminal`, its stdout is a
+ * pseudo-terminal (util-linux `script`), as when a person runs it.
+ */
+export async function spawnGateway(
+  env: Record<string, string>,
+  options: { terminal?: boolean } = {},
+): Promise<GatewayProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const [command, args] = options.terminal
+    ? ['script', ['-qfec', `${process.execPath} ${MAIN}`, '/dev/null']]
+    : [process.execPath, [MAIN]];
+  const child = spawn(command, args, {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

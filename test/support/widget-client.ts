@@ -87,16 +87,18 @@ export class WidgetClient {
   }
 
   /** The earliest frame of this type not yet returned (frames of other types stay available). */
-  async next(type: string, timeoutMs = 5000): Promise<Frame> {
+  async next(type: string | readonly string[], timeoutMs = 5000): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
+    const types = typeof type === 'string' ? [type] : type;
     for (;;) {
-      const index = this.frames.findIndex((frame, i) => !this.taken.has(i) && frame.type === type);
+      const index = this.frames.findIndex((frame, i) => !this.taken.has(i) && types.includes(frame.type));
       if (index >= 0) {
         this.taken.add(index);
         return this.frames[index]!;
       }
-      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode}) before a ${type} frame`);
-      if (Date.now() > deadline) throw new Error(`no ${type} frame within ${timeoutMs} ms`);
+      if (this.closeCode !== undefined)
+        throw new Error(`socket closed (${this.closeCode}) before a ${types.join(' or ')} frame`);
+      if (Date.now() > deadline) throw new Error(`no ${types.join(' or ')} frame within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const wake = () => {
           this.waiters.delete(wake);

@@ -6,6 +6,7 @@ import { FakeWhatsApp } from '../fakes/fake-whatsapp.ts';
 import { chromiumMissing, launchChromium } from '../support/browser.ts';
 import { startGateway } from '../support/gateway.ts';
 import { readmeScreenshot } from '../support/screenshots.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 t.test(
   'the invited owner sets a password, then edits the widget, channels, leads, conversations and usage',
@@ -37,7 +38,7 @@ t.test(
       lead_fields: [{ name: 'company', label: 'Company', required: false }],
     });
     const chatbot = await services.chatbots.get(bot.id);
-    await services.leadCapture.capture(chatbot, 'embed-1', {
+    await services.leadCapture.capture(chatbot, 'embed-visitor-7', {
       name: 'Ann Lee',
       email: 'ann@example.com',
       phone: '',
@@ -45,7 +46,7 @@ t.test(
     });
     const key = await services.apiKeys.create(account.id, 'server');
     for (const message of ['When do you open?', 'And on Sunday?']) {
-      const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
+      const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${bot.id}/chat`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key.key}` },
         body: JSON.stringify({ message, session_id: 'api-storefront' }),
@@ -114,7 +115,8 @@ t.test(
       .filter({ hasText: 'hours.md' })
       .waitFor({ timeout: 20_000 });
 
-    // Widget: the preview follows the draft; saving stores it.
+    // Widget: the preview is the real widget showing the draft; saving stores it, the button's id made
+    // from its label.
     await page.getByRole('link', { name: 'Widget' }).click();
     t.equal(
       await page.locator('.snippet code').textContent(),
@@ -124,20 +126,23 @@ t.test(
     await page.locator('input[name="color"]').fill('#0f766e');
     await page.getByLabel('Welcome message').fill('Hi! Ask me about opening hours.');
     await page.getByRole('button', { name: 'Add button' }).click();
-    await page.getByLabel('Button id').fill('human');
     await page.getByLabel('Button label').fill('Talk to a person');
-    t.equal(await page.locator('.preview-header').textContent(), 'Ask the shop');
+    const preview = page.frameLocator('iframe.preview-frame');
+    await preview.getByRole('dialog', { name: 'Ask the shop' }).waitFor();
+    await preview.getByRole('button', { name: 'Talk to a person' }).waitFor();
+    await preview.getByText('Hi! Ask me about opening hours.').waitFor();
     t.equal(
-      await page.evaluate("getComputedStyle(document.querySelector('.preview-header')).backgroundColor"),
+      await preview
+        .getByRole('button', { name: 'Send', exact: true })
+        .evaluate((button) => (globalThis as any).getComputedStyle(button).backgroundColor),
       'rgb(15, 118, 110)',
     );
-    t.equal(await page.locator('.preview-cta').textContent(), 'Talk to a person');
-    t.same(await page.locator('.preview-lead .preview-input').allTextContents(), ['Name', 'Email', 'Phone', 'Company']);
+    t.equal(await preview.locator('input[name="custom:company"]').count(), 1, 'the lead form has the custom field');
     await page.getByRole('button', { name: 'Save widget settings' }).click();
     await page.getByRole('status').filter({ hasText: 'Widget settings saved.' }).waitFor();
     t.match((await services.chatbots.get(bot.id)).settings, {
       widget: { title: 'Ask the shop', color: '#0f766e', welcome_message: 'Hi! Ask me about opening hours.' },
-      ctas: [{ id: 'human', label: 'Talk to a person', action: 'escalate' }],
+      ctas: [{ id: 'talk-to-a-person', label: 'Talk to a person', action: 'escalate' }],
     });
     await page.evaluate('scrollTo(0, 0)');
     await readmeScreenshot(page, 'widget');
@@ -146,7 +151,7 @@ t.test(
     await page.getByRole('link', { name: 'Channels' }).click();
     await page.getByLabel('Bot token').fill(telegram.addBot('shop_help_bot'));
     await page.getByLabel('Mode').selectOption('polling');
-    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
     await page.locator('div.telegram-panel p.connected').waitFor();
     t.equal(
       await page.locator('div.telegram-panel p.connected').textContent(),
@@ -155,6 +160,7 @@ t.test(
 
     // Channels: WhatsApp linked by the QR code the gateway's socket shows.
     const panel = page.locator('div.whatsapp-panel');
+    await panel.getByLabel(/^Linked device/).check();
     await panel.getByRole('button', { name: 'Link WhatsApp' }).click();
     const socket = await whatsapp.socket(0);
     socket.showQr('2@Zm9vYmFy,cXJjb2Rl,c2Vzc2lvbg==');
@@ -166,7 +172,7 @@ t.test(
     t.equal(await panel.locator('p.connected').textContent(), 'Linked to +4915100000042.');
     t.equal((await services.whatsapp.get(bot.id)).state, 'linked');
 
-    // Leads: the custom field has its column; the CSV downloads.
+    // Leads: the custom field has its column, each lead a link to its conversation; the CSV downloads.
     await page.getByRole('link', { name: 'Leads' }).click();
     await page.locator('table.leads').waitFor();
     t.same(await page.locator('table.leads thead th').allTextContents(), [
@@ -175,7 +181,12 @@ t.test(
       'Phone',
       'Company',
       'Received',
+      'Conversation',
     ]);
+    t.equal(
+      await page.getByRole('link', { name: 'View conversation' }).getAttribute('href'),
+      `#/chatbots/${bot.id}/conversations/embed-visitor-7`,
+    );
     t.same((await page.locator('table.leads tbody td').allTextContents()).slice(0, 4), [
       'Ann Lee',
       'ann@example.com',
@@ -189,18 +200,34 @@ t.test(
     t.equal(download.suggestedFilename(), 'leads-shop-assistant.csv');
     t.match(
       readFileSync(await download.path(), 'utf8'),
-      /^lead_id,created_at,name,email,phone,company,session_id\n.*,Ann Lee,ann@example.com,,Lee & Co,embed-1\n$/,
+      /^lead_id,created_at,name,email,phone,company,session_id\n.*,Ann Lee,ann@example.com,,Lee & Co,embed-visitor-7\n$/,
     );
 
-    // Conversations on every channel, and a transcript.
+    // Conversations on every channel, named after their visitors, and a transcript.
     await page.getByRole('link', { name: 'Conversations' }).click();
     const items = page.locator('li.conversation-item');
     await items.first().waitFor();
-    t.same(await items.locator('a.session').allTextContents(), ['embed-visitor-7', 'api-storefront']);
+    t.same(await items.locator('a.session').allTextContents(), ['Ann Lee', 'API · storefront']);
     t.equal(await items.nth(0).locator('.badge.escalated').textContent(), 'Escalated');
     t.equal(await items.nth(1).locator('.badge.source').textContent(), 'API');
+    t.equal(await items.nth(1).locator('.lead-link').count(), 0, 'no lead, no link');
+
+    // From a conversation to its lead, and back.
+    await items.nth(0).getByRole('link', { name: 'View lead' }).click();
+    const chosen = page.locator('table.leads tr.selected');
+    await chosen.waitFor();
+    t.equal(await chosen.locator('td').first().textContent(), 'Ann Lee');
+    await chosen.getByRole('link', { name: 'View conversation' }).click();
+    await page.locator('h2.session').filter({ hasText: 'Ann Lee' }).waitFor();
+    t.equal(
+      await page.locator('.transcript-view .visitor').textContent(),
+      'Ann Lee · ann@example.com · View lead · Session embed-visitor-7',
+    );
+
+    await page.getByRole('link', { name: 'Conversations', exact: true }).first().click();
     await items.nth(1).locator('a.session').click();
     await page.locator('ol.transcript li').nth(3).waitFor();
+    t.equal(await page.locator('h2.session').textContent(), 'API · storefront');
     t.same(await page.locator('ol.transcript li p').allTextContents(), [
       'When do you open?',
       'Our store opens at 9.',

@@ -10,6 +10,7 @@ import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { WebhookStore } from '../../src/store/webhook-store.ts';
 import { EventRelay } from '../../src/webhooks/event-relay.ts';
+import { formatTimestamp } from '../../src/timestamp.ts';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.ts';
 import { startRedis } from '../support/redis-server.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
@@ -72,7 +73,7 @@ async function abandonedTurn(chatbotId: string, sessionId: string, content: stri
 t.test('the same event emitted twice under one key is one delivery', async (t) => {
   const { bot, hook } = await hookedBot('Twice');
   const start = await abandonedTurn(bot.id, 'api-twice', 'hello');
-  const entries = [start.entry];
+  const entries = [start.entry!];
   t.same(await Promise.all([relays[0]!.deliver(bot.id, entries), relays[1]!.deliver(bot.id, entries)]), [1, 1]);
   await relays[0]!.deliver(bot.id, entries);
   t.same(
@@ -119,10 +120,10 @@ t.test("a busy chatbot's next turn takes over the entries a dead process left", 
   if (next.kind !== 'started') throw new Error(next.kind);
   t.same(
     next.overdue.map((entry) => entry.id),
-    [dead.entry.id],
+    [dead.entry!.id],
   );
   await relays[0]!.deliver(bot.id, next.overdue);
-  await relays[0]!.deliver(bot.id, [next.entry]);
+  await relays[0]!.deliver(bot.id, [next.entry!]);
   await conversations.endTurn(bot.id, 'api-b', next.token, null);
   t.same(
     (await delivered(hook.id)).map((body) => [body.event, body.data.session_id]),
@@ -178,6 +179,65 @@ t.test('escalations and leads left pending are relayed too', async (t) => {
   t.same(bodies[1].data, { lead_id: lead.lead_id, name: 'Ada', email: 'ada@example.com', phone: '', custom_data: {} });
 });
 
+t.test(
+  'takeovers and releases left pending are relayed once per change, to the webhooks that select them',
+  async (t) => {
+    const { bot, hook } = await hookedBot('Holds');
+    const lifecycle = await webhooks.create(bot.id, 'http://127.0.0.1:9/hook', [
+      'conversation.taken_over',
+      'conversation.released',
+    ]);
+    const sessionId = 'wa_4915112345678@s.whatsapp.net';
+    const turn = await abandonedTurn(bot.id, sessionId, 'hello');
+    await conversations.endTurn(bot.id, sessionId, turn.token, null);
+    await clock.advance(1);
+    const takenAt = clock.nowMicros();
+    const taken = await conversations.takeOver(bot.id, sessionId, 'Alice');
+    t.ok(taken.entry, 'the takeover recorded its entry');
+    await clock.advance(1);
+    t.equal((await conversations.takeOver(bot.id, sessionId, 'Alice')).entry, undefined, 'the holder again: none');
+    const releasedAt = clock.nowMicros();
+    const released = await conversations.release(bot.id, sessionId, '');
+    t.equal(released.conversation.taken_over_by, null);
+    t.ok(released.entry, 'the release recorded its entry');
+    t.equal((await conversations.release(bot.id, sessionId, '')).entry, undefined, 'nobody holds it: none');
+    await clock.advance(GRACE_MS + 0.001);
+    t.equal(await relays[0]!.sweep(), 3, "the turn's entry and the two changes'");
+    const conversationId = turn.conversationId;
+    t.same(await delivered(lifecycle.id), [
+      {
+        event: 'conversation.taken_over',
+        chatbot_id: bot.id,
+        timestamp: formatTimestamp(takenAt),
+        data: {
+          conversation_id: conversationId,
+          session_id: sessionId,
+          channel: 'whatsapp',
+          agent: 'Alice',
+          taken_over_at: formatTimestamp(takenAt),
+        },
+      },
+      {
+        event: 'conversation.released',
+        chatbot_id: bot.id,
+        timestamp: formatTimestamp(releasedAt),
+        data: {
+          conversation_id: conversationId,
+          session_id: sessionId,
+          channel: 'whatsapp',
+          agent: 'Alice',
+          released_at: formatTimestamp(releasedAt),
+        },
+      },
+    ]);
+    t.same(
+      (await delivered(hook.id)).map((body) => body.event),
+      ['conversation.started', 'message.received'],
+      "a webhook of SPEC's four events gets neither",
+    );
+  },
+);
+
 t.test('a registration lasts a quarter of the grace period, then is written again', async (t) => {
   const chatbotId = crypto.randomUUID();
   const score = () => redis.zScore(keys.pendingEventBots(), chatbotId);
@@ -198,7 +258,7 @@ t.test('an entry this version cannot read is logged and dropped, and does not ho
   const entries = [
     { id: 'not-json', json: '{"kind":' },
     { id: 'future', json: '{"kind":"teleport","at":"1"}' },
-    good.entry,
+    good.entry!,
   ];
   t.equal(await relays[0]!.deliver(bot.id, entries), 3, 'all three acknowledged');
   t.same(

@@ -1,8 +1,11 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
+import { createLogger } from '../../src/logger.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
 import { runCli } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
+import { apiFetch } from '../support/openapi-contract.ts';
 
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'hello from AI' });
@@ -25,7 +28,7 @@ const owner = await scaleAccount(gw.app);
 const cliEnv = { REDIS_URL: gw.redis.url, PATH: process.env.PATH ?? '', WEBHOOK_ALLOW_PRIVATE: '1' };
 
 async function chat(chatbotId: string, message: string, sessionId: string) {
-  const res = await fetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
+  const res = await apiFetch(`${gw.baseUrl}/api/v1/chatbots/${chatbotId}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${owner.key}` },
     body: JSON.stringify({ message, session_id: sessionId }),
@@ -49,6 +52,58 @@ async function hookFor(url: string, events: string[]) {
   receiver.secrets.push(hook.secret);
   return { bot, hook };
 }
+
+t.test(
+  'no webhook selected a turn’s events: the turn records no pending entry; one created later hears the next',
+  async (t) => {
+    const redis = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
+    t.teardown(() => redis.close());
+    const { bot } = await hookFor(receiver.url, ['lead.captured']);
+    const pendingKeys = () =>
+      Promise.all([
+        redis.hLen(services.keys.pendingEvents(bot.id)),
+        redis.zCard(services.keys.pendingEventsDue(bot.id)),
+      ]);
+    // What Redis is asked to do to the chatbot's pending entries, as MONITOR sees it (a transaction's
+    // commands included).
+    const monitor = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
+    t.teardown(() => monitor.close());
+    const dueKey = services.keys.pendingEventsDue(bot.id);
+    const acknowledgements: string[] = [];
+    const seen: string[] = [];
+    await monitor.monitor((line: string) => {
+      seen.push(line);
+      if (/"zrem"/i.test(line) && line.includes(dueKey)) acknowledgements.push(line);
+    });
+    /** Resolves once MONITOR has shown every command sent before it. */
+    const monitored = async (marker: string) => {
+      await redis.echo(marker);
+      await until(() => seen.some((line) => line.includes(marker)), `the marker ${marker}`);
+    };
+    const before = receiver.received.length;
+    t.equal(await chat(bot.id, 'Anyone listening?', 'api-unheard'), 200);
+    t.same(await pendingKeys(), [0, 0]);
+    await monitored('after-the-first-turn');
+    t.same(acknowledgements, [], 'no entry written, so none acknowledged');
+
+    receiver.answer = () => ({ status: 200, body: 'thanks' });
+    const hook = await services.webhooks.create(bot.id, receiver.url, ['message.received']);
+    receiver.secrets.push(hook.secret);
+    t.equal(await chat(bot.id, 'Now?', 'api-unheard'), 200);
+    const got = await until(() => {
+      const mine = receiver.received.slice(before);
+      return mine.length >= 1 ? mine : undefined;
+    }, 'one delivery');
+    t.same(
+      got.map((r) => [r.body.event, r.body.data.content]),
+      [['message.received', 'Now?']],
+      'the message after the webhook was created, and not the one before',
+    );
+    t.same(await pendingKeys(), [0, 0]);
+    await monitored('after-the-second-turn');
+    t.equal(acknowledgements.length, 1, 'its entry written and acknowledged');
+  },
+);
 
 t.test(
   'a new conversation delivers conversation.started, then message.received, signed over the raw bytes',
@@ -226,8 +281,9 @@ t.test('the CLI: create, list, rotate-secret, deliveries, redeliver, delete', as
   );
   t.equal(created.code, 0, created.stderr);
   const hook = JSON.parse(created.stdout);
-  t.same(Object.keys(hook), ['id', 'url', 'events', 'secret']);
+  t.same(Object.keys(hook), ['id', 'url', 'events', 'secret', 'standard_webhooks', 'standard_webhooks_secret']);
   t.same(hook.events, ['message.received', 'lead.captured']);
+  t.same([hook.standard_webhooks, hook.standard_webhooks_secret], [false, null], 'Standard Webhooks off by default');
   receiver.secrets.push(hook.secret);
   const listed = JSON.parse((await runCli(['webhook', 'list', '--bot', bot.id], cliEnv)).stdout);
   t.same(listed, [
@@ -236,6 +292,7 @@ t.test('the CLI: create, list, rotate-secret, deliveries, redeliver, delete', as
       chatbot_id: bot.id,
       url: receiver.url,
       events: ['message.received', 'lead.captured'],
+      standard_webhooks: false,
       active: true,
       created_at: listed[0].created_at,
     },
@@ -327,7 +384,7 @@ t.test('creation validates the URL, the events, and refuses private destinations
     code: 1,
     stdout: '',
     stderr:
-      'Unknown event message.sent; events are: lead.captured, conversation.started, message.received, conversation.escalated.\n',
+      'Unknown event message.sent; events are: lead.captured, conversation.started, message.received, conversation.escalated, conversation.taken_over, conversation.released.\n',
   });
   const ok = await create('https://93.184.215.14/hook');
   t.equal(ok.code, 0, 'a public literal address is accepted without any network access');

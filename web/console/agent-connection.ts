@@ -1,5 +1,5 @@
-import type { AgentCommandFrame, AuthFrame } from '../../src/contract/agent-protocol.ts';
-import { parseServerFrame, type Command, type ServerFrame } from './console-protocol.ts';
+import type { AgentCommandFrame, AgentSuggestFrame, AuthFrame } from '../../src/contract/agent-protocol.ts';
+import { parseServerFrame, type Command, type ConversationRef, type ServerFrame } from './console-protocol.ts';
 
 /** `connecting` until the server accepts the token, `ready` after it, `disconnected` while waiting to retry. */
 export type ConnectionState = 'connecting' | 'ready' | 'disconnected';
@@ -7,8 +7,14 @@ export type ConnectionState = 'connecting' | 'ready' | 'disconnected';
 /** A command's answer. */
 export type CommandResult = { ok: true } | { ok: false; detail: string };
 
+/** A suggestion's answer: the draft, or why there is none. */
+export type SuggestionResult = { ok: true; content: string } | { ok: false; detail: string };
+
+/** Any answer to a frame with a `ref`: `content` when it was a suggestion. */
+type Answer = { ok: true; content?: string } | { ok: false; detail: string };
+
 /** The frames the connection hands on: everything but the answers to commands. */
-export type PushedFrame = Exclude<ServerFrame, { type: 'authenticated' | 'ok' | 'error' }>;
+export type PushedFrame = Exclude<ServerFrame, { type: 'authenticated' | 'ok' | 'suggestion' | 'error' }>;
 
 /** What {@link AgentConnection} reports. */
 export interface ConnectionHandlers {
@@ -27,6 +33,7 @@ const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
 const NOT_CONNECTED = 'Not connected to the server; try again once it reconnects.';
 const CONNECTION_LOST = 'The connection dropped before the server answered; check the conversation and try again.';
+const MALFORMED_ANSWER = "Could not read the server's answer.";
 
 /** Exponential backoff with jitter: a random delay in the upper half of 500 ms · 2^attempt, capped at 30 s. */
 export function backoffDelay(attempt: number): number {
@@ -42,7 +49,7 @@ function socketUrl(): string {
 export class AgentConnection {
   private readonly token: string;
   private readonly handlers: ConnectionHandlers;
-  private readonly pending = new Map<string, (result: CommandResult) => void>();
+  private readonly pending = new Map<string, (answer: Answer) => void>();
   private socket: WebSocket | null = null;
   private ready = false;
   private stopped = false;
@@ -60,13 +67,28 @@ export class AgentConnection {
   }
 
   /** Sends a command with a fresh `ref`; resolves with its answer, or a failure if the socket is not ready or drops. */
-  command(command: Command): Promise<CommandResult> {
+  async command(command: Command): Promise<CommandResult> {
+    const answer = await this.ask<AgentCommandFrame>(command);
+    return answer.ok ? { ok: true } : answer;
+  }
+
+  /** Asks for a draft reply in a conversation this agent holds; resolves with it or the reason there is none. */
+  async suggest(conversation: ConversationRef): Promise<SuggestionResult> {
+    const { chatbot_id, session_id } = conversation;
+    const answer = await this.ask<AgentSuggestFrame>({ type: 'suggest', chatbot_id, session_id });
+    if (!answer.ok) return answer;
+    return answer.content === undefined
+      ? { ok: false, detail: MALFORMED_ANSWER }
+      : { ok: true, content: answer.content };
+  }
+
+  private ask<F extends { ref?: unknown }>(frame: Omit<F, 'ref'>): Promise<Answer> {
     const socket = this.socket;
     if (!this.ready || socket?.readyState !== WebSocket.OPEN)
       return Promise.resolve({ ok: false, detail: NOT_CONNECTED });
     const ref = `c${this.nextRef++}`;
-    const answered = new Promise<CommandResult>((resolve) => this.pending.set(ref, resolve));
-    socket.send(JSON.stringify({ ...command, ref } satisfies AgentCommandFrame));
+    const answered = new Promise<Answer>((resolve) => this.pending.set(ref, resolve));
+    socket.send(JSON.stringify({ ...frame, ref }));
     return answered;
   }
 
@@ -93,7 +115,7 @@ export class AgentConnection {
     socket.addEventListener('close', (event) => this.onClose(event));
   }
 
-  private settle(ref: string, result: CommandResult): void {
+  private settle(ref: string, result: Answer): void {
     this.pending.get(ref)?.(result);
     this.pending.delete(ref);
   }
@@ -106,6 +128,8 @@ export class AgentConnection {
       this.handlers.onAuthenticated();
     } else if (frame.type === 'ok') {
       this.settle(frame.ref, { ok: true });
+    } else if (frame.type === 'suggestion') {
+      this.settle(frame.ref, { ok: true, content: frame.content });
     } else if (frame.type === 'error') {
       if (frame.ref !== null && this.pending.has(frame.ref)) {
         return this.settle(frame.ref, { ok: false, detail: frame.detail });

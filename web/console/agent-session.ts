@@ -1,23 +1,37 @@
 import { AgentConnection, type PushedFrame } from './agent-connection.ts';
-import type { Agent, Command, ConversationRef, ConversationSummary, Transcript } from './console-protocol.ts';
+import type {
+  Agent,
+  Command,
+  ConversationRef,
+  ConversationSummary,
+  EscalatedPush,
+  Transcript,
+} from './console-protocol.ts';
+import { channelName, visitorLabel } from './visitor-label.ts';
 import { conversationKey, createConversationList } from './conversation-list.ts';
 import { createConversationListView } from './conversation-list-view.ts';
 import { createConversationView } from './conversation-view.ts';
 import { h } from './dom.ts';
 import { openConversation, type OpenConversation } from './open-conversation.ts';
 import { createTopBar } from './top-bar.ts';
-import { fetchAgent, fetchTranscript, type TranscriptResult } from './transcript-client.ts';
+import { fetchAgent, fetchCannedReplies, fetchTranscript, type TranscriptResult } from './transcript-client.ts';
 
 /** What the console remembers per conversation while it is not on screen. */
 interface LocalState {
   draft: string;
   status: string;
   busy: boolean;
+  /** A suggestion is being written. */
+  suggesting: boolean;
+  /** A suggestion that came while the draft had text, not yet taken or declined. */
+  offer: string | null;
 }
 
 type FailedTranscript = Extract<TranscriptResult, { ok: false }>;
 
 const NARROW = '(max-width: 720px)';
+/** How often an agent's typing is said to the visitor while it goes on. */
+const TYPING_EVERY_MS = 3000;
 
 /**
  * The main view for one token: the socket, the list, the open conversation and the agent's commands.
@@ -35,6 +49,8 @@ export class AgentSession {
     onTakeover: () => this.act((ref) => ({ type: 'takeover', ...ref }), 'Taking over…', 'You hold this conversation.'),
     onRelease: () => this.act((ref) => ({ type: 'release', ...ref }), 'Releasing…', 'Released.'),
     onReply: (content) => this.act((ref) => ({ type: 'reply', ...ref, content }), 'Sending…', 'Sent.'),
+    onTyping: () => this.typing(),
+    onSuggest: () => this.suggest(),
   });
   private readonly connection: AgentConnection;
   private agent: Agent | null = null;
@@ -42,6 +58,10 @@ export class AgentSession {
   // The open conversation as last shown, in case a new conversations frame no longer lists it.
   private openSummary: ConversationSummary | null = null;
   private ended = false;
+  /** When the visitor was last told this agent is typing (ms), so it is said at most every TYPING_EVERY_MS. */
+  private typingSaidAt = 0;
+  // Only the newest read of the canned replies lands (a reconnect and a change push may overlap).
+  private cannedReads = 0;
 
   /** Renders the main view into `root` and connects. */
   constructor(root: HTMLElement, token: string, onEnd: (detail: string) => void) {
@@ -57,6 +77,8 @@ export class AgentSession {
       onAuthenticated: () => {
         this.topBar.setNotice('');
         if (!this.agent) this.identify();
+        // Changes made while the socket was down pushed nothing here.
+        this.loadCannedReplies();
       },
       onFrame: (frame) => this.onFrame(frame),
       onError: (detail) => this.topBar.setNotice(detail),
@@ -66,7 +88,9 @@ export class AgentSession {
 
   private local(key: string): LocalState {
     let state = this.locals.get(key);
-    if (!state) this.locals.set(key, (state = { draft: '', status: '', busy: false }));
+    if (!state) {
+      this.locals.set(key, (state = { draft: '', status: '', busy: false, suggesting: false, offer: null }));
+    }
     return state;
   }
 
@@ -89,7 +113,13 @@ export class AgentSession {
   }
 
   private render(): void {
-    this.listView.render(this.list.sorted(), this.open?.key ?? null, (holder) => this.isMine(holder));
+    if (this.open) this.list.markRead(this.open.ref);
+    this.listView.render(
+      this.list.sorted(),
+      this.open?.key ?? null,
+      (holder) => this.isMine(holder),
+      (item) => this.list.unread(item),
+    );
     if (!this.open) return this.pane.show(null);
     this.openSummary = this.list.get(this.open.ref) ?? this.openSummary;
     if (!this.openSummary) return;
@@ -107,6 +137,7 @@ export class AgentSession {
 
   private onFrame(frame: PushedFrame): void {
     if (this.ended) return;
+    if (frame.type === 'canned_replies_changed') return this.loadCannedReplies();
     if (frame.type === 'conversations') {
       this.list.replace(frame.items);
       this.render();
@@ -114,13 +145,28 @@ export class AgentSession {
       this.open?.load();
       return;
     }
-    const known = this.list.get(frame);
     const open = this.open?.key === conversationKey(frame) ? this.open : null;
+    // A reply being written shows in the open conversation only; the list changes when it is stored.
+    if (frame.type === 'delta') return open?.delta(frame.stream_id, frame.content);
+    if (frame.type === 'stream_end') return open?.dropStream(frame.stream_id);
+    const known = this.list.get(frame);
     if (frame.type === 'message') {
       this.list.applyMessage(frame);
-      open?.push({ role: frame.role, content: frame.content, created_at: frame.created_at });
-    } else {
+      const { role, content, created_at, citations, feedback, agent } = frame;
+      const message = {
+        role,
+        content,
+        created_at,
+        ...(citations ? { citations } : {}),
+        ...(feedback ? { feedback } : {}),
+        ...(agent ? { agent } : {}),
+      };
+      open?.push(message, frame.stream_id);
+    } else if (frame.type === 'escalated') {
       this.list.applyEscalated(frame);
+      this.notifyEscalation(frame, open !== null);
+    } else {
+      this.list.applyLead(frame);
     }
     // A conversation first seen, or an agent's reply in one the console thought free: the transcript
     // tells the source and the holder, which no push carries.
@@ -137,7 +183,9 @@ export class AgentSession {
     const key = conversationKey(conversation);
     if (this.open?.key === key) return;
     if (this.open) {
-      this.local(this.open.key).draft = this.pane.draft();
+      const left = this.local(this.open.key);
+      left.draft = this.pane.draft();
+      left.offer = this.pane.pendingOffer();
       this.open.close();
     }
     const opened = openConversation(conversation, this.pane, {
@@ -147,7 +195,10 @@ export class AgentSession {
     });
     this.open = opened;
     this.openSummary = this.list.get(conversation) ?? null;
-    this.pane.setDraft(this.local(key).draft);
+    const local = this.local(key);
+    this.pane.setDraft(local.draft);
+    if (local.offer !== null) this.pane.offerSuggestion(local.offer);
+    local.offer = null;
     this.render();
     opened.load();
     // On a phone the conversation sits under the list.
@@ -178,6 +229,82 @@ export class AgentSession {
       if (this.ended) return;
       if (result.ok) this.adopt(result.transcript, true);
       else if (result.status === 401) this.end(result.detail);
+    });
+  }
+
+  /** Reads the owner's canned replies into the reply box's list. */
+  private loadCannedReplies(): void {
+    const read = ++this.cannedReads;
+    void fetchCannedReplies(this.token).then((result) => {
+      if (this.ended || read !== this.cannedReads) return;
+      if (result.ok) this.pane.setCannedReplies(result.replies);
+      else if (result.status === 401) this.end(result.detail);
+      else this.topBar.setNotice(result.detail);
+    });
+  }
+
+  /**
+   * Asks for a draft of the next message in the open conversation. It goes into the reply box (or is
+   * offered beside a typed draft) of the conversation it was asked in, even if another is open by
+   * then; nothing is sent.
+   */
+  private suggest(): void {
+    if (!this.open) return;
+    const { key, ref } = this.open;
+    const state = this.local(key);
+    state.suggesting = true;
+    state.status = 'Writing a suggestion…';
+    this.render();
+    void this.connection.suggest(ref).then((result) => {
+      if (this.ended) return;
+      state.suggesting = false;
+      if (!result.ok) state.status = result.detail;
+      else if (this.open?.key === key) {
+        const placed = this.pane.offerSuggestion(result.content) === 'placed';
+        state.status = placed ? 'Suggestion in the reply box: edit it, then send.' : '';
+      } else if (state.draft.trim() === '') {
+        state.draft = result.content;
+        state.status = 'Suggestion in the reply box: edit it, then send.';
+      } else {
+        state.offer = result.content;
+        state.status = '';
+      }
+      this.render();
+    });
+  }
+
+  /**
+   * The visitor of the open conversation sees that this agent is writing: said when the agent types
+   * in a conversation they hold, at most every TYPING_EVERY_MS (the widget shows it for a while).
+   */
+  private typing(): void {
+    const summary = this.openSummary;
+    if (!this.open || !summary || !this.isMine(summary.taken_over_by)) return;
+    const now = Date.now();
+    if (now - this.typingSaidAt < TYPING_EVERY_MS) return;
+    this.typingSaidAt = now;
+    // Only a hint: a refusal (released meanwhile) shows nothing, and the reply itself is what counts.
+    void this.connection.command({ type: 'typing', ...this.open.ref });
+  }
+
+  /**
+   * A browser notification of an escalation (when the agent allowed them), unless the agent is looking
+   * at that conversation; clicking it brings the console forward with the conversation open.
+   */
+  private notifyEscalation(conversation: EscalatedPush, isOpen: boolean): void {
+    if (!('Notification' in window) || Notification.permission !== 'granted') return;
+    if (isOpen && document.visibilityState === 'visible') return;
+    const known = this.list.get(conversation);
+    if (!known) return;
+    const where = [channelName(known), known.chatbot_name].filter(Boolean).join(' · ');
+    const notification = new Notification(`${visitorLabel(known)} asks for a person`, {
+      body: where,
+      tag: conversationKey(conversation),
+    });
+    notification.addEventListener('click', () => {
+      window.focus();
+      this.show(conversation);
+      notification.close();
     });
   }
 

@@ -45,8 +45,9 @@ textarea:disabled { background: #f3f4f6; }
 .sc-item-head, .sc-item-meta, .sc-badges { display: flex; gap: 8px; align-items: baseline; min-width: 0; }
 .sc-source { flex: none; font-size: 11px; font-weight: 600; letter-spacing: 0.04em; text-transform: uppercase;
   color: #4b5563; }
-.sc-session { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-family: ui-monospace, monospace;
-  font-size: 12px; }
+.sc-visitor { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-weight: 600; }
+.sc-time { flex: none; font-size: 12px; color: #6b7280; }
+.sc-bot { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .sc-item-meta { font-size: 12px; color: #6b7280; }
 .sc-preview { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: #374151; }
 .sc-escalated, .sc-held, .sc-conversation-escalated, .sc-conversation-holder { padding: 1px 8px; border-radius: 10px;
@@ -60,13 +61,26 @@ textarea:disabled { background: #f3f4f6; }
 .sc-conversation-header { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 16px; padding: 12px 16px;
   border-bottom: 1px solid #e5e7eb; }
 .sc-conversation-details { flex: 1; display: flex; flex-wrap: wrap; align-items: baseline; gap: 6px 10px; min-width: 0; }
-.sc-conversation-session { margin: 0; font-size: 16px; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+.sc-conversation-visitor { margin: 0; font-size: 16px; overflow-wrap: anywhere; }
+.sc-conversation-contact { color: #374151; overflow-wrap: anywhere; }
 .sc-conversation-source { font-size: 11px; font-weight: 600; text-transform: uppercase; color: #4b5563; }
-.sc-conversation-bot { color: #6b7280; }
+.sc-conversation-bot, .sc-conversation-time { color: #6b7280; }
+.sc-conversation-session { font-family: ui-monospace, monospace; font-size: 12px; color: #6b7280; overflow-wrap: anywhere; }
 .sc-actions { display: flex; gap: 8px; }
 .sc-transcript { flex: 1; min-height: 120px; overflow-y: auto; display: flex; flex-direction: column; gap: 8px;
   padding: 16px; background: #f9fafb; }
 .sc-transcript-note { margin: auto; color: #6b7280; }
+.sc-unread { min-width: 20px; padding: 0 6px; border-radius: 10px; background: #2563eb; color: #ffffff;
+  font-size: 12px; font-weight: 600; text-align: center; }
+.sc-entry { display: flex; flex-direction: column; gap: 2px; }
+.sc-sources { align-self: flex-end; display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 4px; max-width: 75%; }
+.sc-source { padding: 1px 8px; border: 1px solid #e5e7eb; border-radius: 10px; background: #ffffff; font-size: 12px;
+  color: #374151; text-decoration: none; }
+a.sc-source:hover { border-color: #2563eb; }
+.sc-rating { align-self: flex-end; font-size: 12px; color: #6b7280; }
+.sc-rating-up::before { content: "👍 "; }
+.sc-rating-down::before { content: "👎 "; }
+.sc-streaming::after { content: "▍"; opacity: 0.6; }
 .sc-msg { max-width: 75%; padding: 8px 12px; border-radius: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .sc-msg::before { content: attr(data-role); display: block; font-size: 11px; font-weight: 600;
   letter-spacing: 0.04em; text-transform: uppercase; opacity: 0.7; }
@@ -76,6 +90,20 @@ textarea:disabled { background: #f3f4f6; }
 .sc-status { padding: 6px 16px; font-size: 13px; background: #fffbeb; color: #374151; border-top: 1px solid #fde68a; }
 .sc-reply { display: flex; align-items: flex-end; gap: 8px; padding: 10px 16px 14px; border-top: 1px solid #e5e7eb; }
 .sc-reply textarea { flex: 1; min-height: 44px; max-height: 200px; resize: vertical; }
+.sc-reply-box { flex: 1; min-width: 0; position: relative; display: flex; flex-direction: column; gap: 6px; }
+.sc-reply-actions { display: flex; flex-direction: column; gap: 6px; }
+.sc-canned { position: absolute; left: 0; right: 0; bottom: 100%; z-index: 2; margin: 0 0 6px; padding: 4px 0;
+  list-style: none; max-height: 240px; overflow-y: auto; background: #ffffff; border: 1px solid #d1d5db;
+  border-radius: 8px; box-shadow: 0 6px 20px rgba(0, 0, 0, 0.12); }
+.sc-canned-item { display: flex; gap: 10px; align-items: baseline; padding: 6px 12px; cursor: pointer; }
+.sc-canned-item.sc-active { background: #eff6ff; box-shadow: inset 3px 0 0 #2563eb; }
+.sc-canned-shortcut { flex: none; font-family: ui-monospace, monospace; font-weight: 600; color: #1d4ed8; }
+.sc-canned-text { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: #374151; }
+.sc-canned-empty { padding: 6px 12px; color: #6b7280; }
+.sc-suggestion-offer { padding: 8px 10px; border: 1px solid #c7d2fe; border-radius: 8px; background: #eef2ff; }
+.sc-suggestion-question { margin: 0 0 4px; font-weight: 600; }
+.sc-suggestion-text { margin: 0 0 8px; max-height: 120px; overflow-y: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+.sc-suggestion-actions { display: flex; gap: 8px; }
 
 @media (max-width: 720px) {
   #app { height: auto; min-height: 100%; }

@@ -1,12 +1,21 @@
 import type { ConversationRef, ConversationSummary } from './console-protocol.ts';
 import { conversationKey } from './conversation-list.ts';
 import { formatTime, h } from './dom.ts';
+import { channelName, visitorLabel } from './visitor-label.ts';
 
 /** The left column: one `li.sc-item` per conversation. */
 export interface ConversationListView {
   element: HTMLElement;
-  /** Shows `items` in this order, marking the open one; `isMine` tells which holder is this agent. */
-  render(items: readonly ConversationSummary[], openKey: string | null, isMine: (holder: string) => boolean): void;
+  /**
+   * Shows `items` in this order, marking the open one, each with its unread count; `isMine` tells
+   * which holder is this agent.
+   */
+  render(
+    items: readonly ConversationSummary[],
+    openKey: string | null,
+    isMine: (holder: string) => boolean,
+    unread: (item: ConversationSummary) => number,
+  ): void;
 }
 
 function preview(item: ConversationSummary): string {
@@ -16,8 +25,12 @@ function preview(item: ConversationSummary): string {
 }
 
 /** The item's inner elements, rebuilt on every render (its `li` is kept, so focus and scroll stay). */
-function itemContent(item: ConversationSummary, isMine: (holder: string) => boolean): HTMLElement[] {
+function itemContent(item: ConversationSummary, isMine: (holder: string) => boolean, unread: number): HTMLElement[] {
   const badges: HTMLElement[] = [];
+  const count =
+    unread > 0
+      ? [h('span', { class: 'sc-unread', text: String(unread), attrs: { 'aria-label': `${unread} unread` } })]
+      : [];
   if (item.escalated_at) badges.push(h('span', { class: 'sc-escalated', text: 'Escalated' }));
   if (item.taken_over_by) {
     const mine = isMine(item.taken_over_by) ? ' sc-held-mine' : '';
@@ -34,12 +47,13 @@ function itemContent(item: ConversationSummary, isMine: (holder: string) => bool
     : [];
   return [
     h('div', { class: 'sc-item-head' }, [
-      h('span', { class: 'sc-source', text: item.source || 'unknown' }),
-      h('span', { class: 'sc-session', text: item.session_id }),
+      h('span', { class: 'sc-visitor', text: visitorLabel(item) }),
+      ...count,
+      ...time,
     ]),
     h('div', { class: 'sc-item-meta' }, [
+      h('span', { class: 'sc-source', text: channelName(item) }),
       ...(item.chatbot_name ? [h('span', { class: 'sc-bot', text: item.chatbot_name })] : []),
-      ...time,
     ]),
     h('div', { class: 'sc-preview', text: preview(item) }),
     ...(badges.length ? [h('div', { class: 'sc-badges' }, badges)] : []),
@@ -50,7 +64,13 @@ function newItem(conversation: ConversationRef, onOpen: (conversation: Conversat
   const ref = { chatbot_id: conversation.chatbot_id, session_id: conversation.session_id };
   const li = h('li', {
     class: 'sc-item',
-    attrs: { 'data-chatbot-id': ref.chatbot_id, 'data-session-id': ref.session_id, tabindex: '0', role: 'button' },
+    attrs: {
+      'data-chatbot-id': ref.chatbot_id,
+      'data-session-id': ref.session_id,
+      title: ref.session_id,
+      tabindex: '0',
+      role: 'button',
+    },
   });
   li.addEventListener('click', () => onOpen(ref));
   li.addEventListener('keydown', (event) => {
@@ -68,7 +88,7 @@ export function createConversationListView(onOpen: (conversation: ConversationRe
   const element = h('nav', { class: 'sc-sidebar' }, [list, empty]);
   const rendered = new Map<string, HTMLLIElement>();
 
-  const render: ConversationListView['render'] = (items, openKey, isMine) => {
+  const render: ConversationListView['render'] = (items, openKey, isMine, unread) => {
     const keep = new Set(items.map(conversationKey));
     for (const [key, li] of rendered) {
       if (keep.has(key)) continue;
@@ -79,7 +99,7 @@ export function createConversationListView(onOpen: (conversation: ConversationRe
       const key = conversationKey(item);
       let li = rendered.get(key);
       if (!li) rendered.set(key, (li = newItem(item, onOpen)));
-      li.replaceChildren(...itemContent(item, isMine));
+      li.replaceChildren(...itemContent(item, isMine, unread(item)));
       li.classList.toggle('sc-selected', key === openKey);
       if (key === openKey) li.setAttribute('aria-current', 'true');
       else li.removeAttribute('aria-current');

@@ -1,8 +1,10 @@
 import type {
+  ConversationContext,
   ConversationRef,
   ConversationSummary,
   EscalatedPush,
   HolderChange,
+  LeadPush,
   MessagePush,
 } from './console-protocol.ts';
 
@@ -14,11 +16,16 @@ export interface ConversationList {
   /** Each apply adds the conversation when the list does not know it yet. */
   applyMessage(push: MessagePush): void;
   applyEscalated(push: EscalatedPush): void;
+  applyLead(push: LeadPush): void;
   applyHolder(change: HolderChange): void;
   /** Changes fields of a conversation the list knows; otherwise does nothing. */
   patch(conversation: ConversationRef, fields: Partial<ConversationSummary>): void;
   /** Escalated conversations first, then the most recently active. */
   sorted(): ConversationSummary[];
+  /** Visitor messages that arrived while the conversation was not open, since it last was. */
+  unread(conversation: ConversationRef): number;
+  /** The agent has the conversation open: nothing in it is unread. */
+  markRead(conversation: ConversationRef): void;
 }
 
 /** The key a conversation is stored under. */
@@ -47,6 +54,7 @@ function byPriority(a: ConversationSummary, b: ConversationSummary): number {
 /** Creates an empty list. */
 export function createConversationList(): ConversationList {
   const items = new Map<string, ConversationSummary>();
+  const unread = new Map<string, number>();
 
   /** The known conversation, or a new one described as far as a push can (its source comes later). */
   const upsert = (ref: ConversationRef): ConversationSummary => {
@@ -64,9 +72,24 @@ export function createConversationList(): ConversationList {
       taken_over_by: null,
       last_message: null,
       last_activity_at: '',
+      lead: null,
     };
     items.set(key, created);
     return created;
+  };
+
+  /**
+   * Takes what a push tells about its conversation. A push without a lead keeps the known one (a
+   * lead is never taken back); a chatbot's name, renamed since, is every one of its conversations'.
+   */
+  const adopt = (item: ConversationSummary, context: ConversationContext): void => {
+    if (context.chatbot_name) {
+      for (const other of items.values()) {
+        if (other.chatbot_id === item.chatbot_id) other.chatbot_name = context.chatbot_name;
+      }
+    }
+    if (context.last_activity_at) item.last_activity_at = later(item.last_activity_at, context.last_activity_at);
+    if (context.lead) item.lead = context.lead;
   };
 
   return {
@@ -82,11 +105,18 @@ export function createConversationList(): ConversationList {
         item.last_message = message;
       }
       item.last_activity_at = later(item.last_activity_at, push.created_at);
+      adopt(item, push);
+      const key = conversationKey(push);
+      if (push.role === 'user') unread.set(key, (unread.get(key) ?? 0) + 1);
     },
     applyEscalated(push) {
       const item = upsert(push);
       item.escalated_at = push.escalated_at || item.escalated_at || new Date().toISOString();
-      if (push.escalated_at) item.last_activity_at = later(item.last_activity_at, push.escalated_at);
+      // A gateway that does not tell the last activity: the escalation is the latest news.
+      adopt(item, { ...push, last_activity_at: push.last_activity_at || push.escalated_at });
+    },
+    applyLead(push) {
+      adopt(upsert(push), push);
     },
     applyHolder(change) {
       upsert(change).taken_over_by = change.taken_over_by;
@@ -96,5 +126,9 @@ export function createConversationList(): ConversationList {
       if (item) Object.assign(item, fields);
     },
     sorted: () => [...items.values()].sort(byPriority),
+    unread: (conversation) => unread.get(conversationKey(conversation)) ?? 0,
+    markRead(conversation) {
+      unread.delete(conversationKey(conversation));
+    },
   };
 }

@@ -1,11 +1,16 @@
-import type { ConversationSummary, Message } from './console-protocol.ts';
+import type { CannedReply, ConversationSummary, Message } from './console-protocol.ts';
 import { formatTime, h } from './dom.ts';
+import { createReplyForm } from './reply-form.ts';
+import { channelName, visitorContact, visitorLabel } from './visitor-label.ts';
 
 /** What the agent does in the open conversation. */
 export interface ConversationHandlers {
   onTakeover: () => void;
   onRelease: () => void;
   onReply: (content: string) => void;
+  /** The agent is writing in the reply box. */
+  onTyping: () => void;
+  onSuggest: () => void;
 }
 
 /** Everything the pane shows around the transcript. */
@@ -17,6 +22,8 @@ export interface PaneState {
   busy: boolean;
   /** The last command's outcome. */
   status: string;
+  /** A suggestion for this conversation is being written. */
+  suggesting: boolean;
 }
 
 /** The right column: the open conversation. */
@@ -26,43 +33,64 @@ export interface ConversationView {
   show(state: PaneState | null): void;
   /** Replaces the transcript; `note` (e.g. "Loading…") shows when there are no messages. */
   setMessages(messages: readonly Message[], note?: string): void;
-  appendMessage(message: Message): void;
+  /** Adds a message; a streamed reply takes the place of what its stream showed. */
+  appendMessage(message: Message, streamId?: string): void;
+  /** The next piece of a reply being written (the first one starts it). */
+  appendDelta(streamId: string, text: string): void;
+  /** A reply being written will not come: what was shown of it goes. */
+  dropStream(streamId: string): void;
   draft(): string;
   setDraft(text: string): void;
+  setCannedReplies(replies: readonly CannedReply[]): void;
+  /** A suggestion arrived for the open conversation: into an empty draft, or offered beside a typed one. */
+  offerSuggestion(text: string): 'placed' | 'asked';
+  /** The suggestion offered beside the draft and not yet taken or declined. */
+  pendingOffer(): string | null;
 }
 
 const ROLE_LABELS: Record<Message['role'], string> = { user: 'Visitor', assistant: 'Bot', agent: 'Agent' };
 
+const RATINGS: Record<NonNullable<Message['feedback']>, string> = {
+  up: 'The visitor found this helpful',
+  down: 'The visitor found this not helpful',
+};
+
+/**
+ * A message, with the sources an AI reply cites and the visitor's rating of it under it. The text is
+ * the `.sc-msg` element's only content, so its textContent is exactly the message; who and when are
+ * attributes.
+ */
 function messageElement(message: Message): HTMLDivElement {
-  // The text is the element's only content, so its textContent is exactly the message; who and when are attributes.
-  return h('div', {
+  const text = h('div', {
     class: `sc-msg sc-${message.role}`,
     text: message.content,
-    attrs: { 'data-role': ROLE_LABELS[message.role], title: formatTime(message.created_at) },
+    attrs: { 'data-role': message.agent?.name ?? ROLE_LABELS[message.role], title: formatTime(message.created_at) },
   });
+  const sources = (message.citations ?? []).map((citation, i) => {
+    const label = `[${i + 1}] ${citation.title}`;
+    return citation.url
+      ? h('a', {
+          class: 'sc-source',
+          text: label,
+          attrs: { href: citation.url, target: '_blank', rel: 'noopener noreferrer' },
+        })
+      : h('span', { class: 'sc-source', text: label });
+  });
+  const extras = [
+    ...(sources.length > 0 ? [h('div', { class: 'sc-sources', attrs: { 'aria-label': 'Sources' } }, sources)] : []),
+    ...(message.feedback
+      ? [h('div', { class: `sc-rating sc-rating-${message.feedback}`, text: RATINGS[message.feedback] })]
+      : []),
+  ];
+  return h('div', { class: `sc-entry sc-entry-${message.role}` }, [text, ...extras]);
 }
 
-/** The reply form: Enter sends, Shift+Enter starts a new line. */
-function replyForm(onReply: (content: string) => void): {
-  form: HTMLFormElement;
-  input: HTMLTextAreaElement;
-  send: HTMLButtonElement;
-} {
-  const input = h('textarea', { attrs: { name: 'content', rows: '3', 'aria-label': 'Reply' } });
-  const send = h('button', { text: 'Send', attrs: { type: 'submit' } });
-  const form = h('form', { class: 'sc-reply' }, [input, send]);
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const content = input.value.trim();
-    if (content && !send.disabled) onReply(content);
-  });
-  input.addEventListener('keydown', (event) => {
-    // isComposing: Enter also confirms an IME candidate, which must not send.
-    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
-    event.preventDefault();
-    form.requestSubmit();
-  });
-  return { form, input, send };
+/** A reply being written: its text grows with each piece. */
+function streamingElement(streamId: string): HTMLDivElement {
+  const text = h('div', { class: 'sc-msg sc-assistant sc-streaming', attrs: { 'data-role': ROLE_LABELS.assistant } });
+  const entry = h('div', { class: 'sc-entry sc-entry-assistant', attrs: { 'aria-busy': 'true' } }, [text]);
+  entry.dataset.stream = streamId;
+  return entry;
 }
 
 function button(className: string, text: string, onClick: () => void): HTMLButtonElement {
@@ -71,7 +99,7 @@ function button(className: string, text: string, onClick: () => void): HTMLButto
   return element;
 }
 
-/** The header's text: session id, source, chatbot, and the escalated and held flags. */
+/** The header's text: who the visitor is, channel, chatbot, last activity, session id, and the flags. */
 function headerDetails(summary: ConversationSummary, mine: boolean): HTMLElement[] {
   const flags: HTMLElement[] = [];
   if (summary.escalated_at) {
@@ -83,10 +111,23 @@ function headerDetails(summary: ConversationSummary, mine: boolean): HTMLElement
     const who = mine ? `you (${summary.taken_over_by})` : summary.taken_over_by;
     flags.push(h('span', { class: 'sc-conversation-holder', text: `Held by ${who}` }));
   }
+  const contact = visitorContact(summary);
+  const time = summary.last_activity_at;
   return [
-    h('h2', { class: 'sc-conversation-session', text: summary.session_id }),
-    h('span', { class: 'sc-conversation-source', text: summary.source || 'unknown' }),
+    h('h2', { class: 'sc-conversation-visitor', text: visitorLabel(summary) }),
+    ...(contact ? [h('span', { class: 'sc-conversation-contact', text: contact })] : []),
+    h('span', { class: 'sc-conversation-source', text: channelName(summary) }),
     ...(summary.chatbot_name ? [h('span', { class: 'sc-conversation-bot', text: summary.chatbot_name })] : []),
+    ...(time
+      ? [
+          h('time', {
+            class: 'sc-conversation-time',
+            text: `Last activity ${formatTime(time)}`,
+            attrs: { datetime: time },
+          }),
+        ]
+      : []),
+    h('span', { class: 'sc-conversation-session', text: summary.session_id }),
     ...flags,
   ];
 }
@@ -116,28 +157,35 @@ export function createConversationView(handlers: ConversationHandlers): Conversa
   const header = conversationHeader(handlers);
   const transcript = h('div', { class: 'sc-transcript', attrs: { role: 'log', 'aria-live': 'polite' } });
   const status = h('div', { class: 'sc-status', attrs: { role: 'status' } });
-  const { form, input, send } = replyForm(handlers.onReply);
+  const reply = createReplyForm(handlers);
   const conversation = h('div', { class: 'sc-conversation', attrs: { hidden: '' } }, [
     header.element,
     transcript,
     status,
-    form,
+    reply.element,
   ]);
   const placeholder = h('p', { class: 'sc-placeholder', text: 'Pick a conversation on the left.' });
   const atEnd = (): boolean => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const streamed = (streamId: string): HTMLElement | undefined =>
+    [...transcript.querySelectorAll<HTMLElement>('.sc-entry[data-stream]')].find(
+      (entry) => entry.dataset.stream === streamId,
+    );
+  /** Adds an element at the end; an agent reading older messages is not pulled down, one at the end follows. */
+  const add = (element: HTMLElement, replacing?: HTMLElement): void => {
+    const follow = atEnd();
+    transcript.querySelector('.sc-transcript-note')?.remove();
+    if (replacing) replacing.replaceWith(element);
+    else transcript.append(element);
+    if (follow) transcript.scrollTop = transcript.scrollHeight;
+  };
   return {
     element: h('section', { class: 'sc-pane' }, [placeholder, conversation]),
     show(state) {
       conversation.hidden = state === null;
       placeholder.hidden = state !== null;
       if (!state) return;
-      const holder = state.summary.taken_over_by;
       header.show(state);
-      input.disabled = !state.mine;
-      // A reply on its way is cleared when the server accepts it, so nothing may be added to it meanwhile.
-      input.readOnly = state.busy;
-      input.placeholder = state.mine ? 'Write a reply…' : holder ? `Held by ${holder}` : 'Take over to reply';
-      send.disabled = !state.mine || state.busy;
+      reply.show({ ...state, holder: state.summary.taken_over_by });
       status.textContent = state.status;
     },
     setMessages(messages, note = 'No messages yet.') {
@@ -145,16 +193,28 @@ export function createConversationView(handlers: ConversationHandlers): Conversa
       transcript.replaceChildren(...empty, ...messages.map(messageElement));
       transcript.scrollTop = transcript.scrollHeight;
     },
-    appendMessage(message) {
-      // An agent reading older messages is not pulled down; one at the end follows the conversation.
-      const follow = atEnd();
-      transcript.querySelector('.sc-transcript-note')?.remove();
-      transcript.append(messageElement(message));
-      if (follow) transcript.scrollTop = transcript.scrollHeight;
+    appendMessage(message, streamId) {
+      add(messageElement(message), streamId === undefined ? undefined : streamed(streamId));
     },
-    draft: () => input.value,
-    setDraft(text) {
-      input.value = text;
+    appendDelta(streamId, text) {
+      const entry = streamed(streamId);
+      if (entry) {
+        const follow = atEnd();
+        entry.firstElementChild!.append(text);
+        if (follow) transcript.scrollTop = transcript.scrollHeight;
+        return;
+      }
+      const created = streamingElement(streamId);
+      created.firstElementChild!.append(text);
+      add(created);
     },
+    dropStream(streamId) {
+      streamed(streamId)?.remove();
+    },
+    draft: () => reply.draft(),
+    setDraft: (text) => reply.setDraft(text),
+    setCannedReplies: (replies) => reply.setCannedReplies(replies),
+    offerSuggestion: (text) => reply.offerSuggestion(text),
+    pendingOffer: () => reply.pendingOffer(),
   };
 }

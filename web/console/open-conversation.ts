@@ -20,8 +20,12 @@ export interface OpenConversation {
    * the transcript then replaces what is shown, followed by the kept pushes it does not hold yet.
    */
   load(): void;
-  /** A pushed message of this conversation. */
-  push(message: Message): void;
+  /** A pushed message of this conversation; a streamed reply takes the place of what its stream showed. */
+  push(message: Message, streamId?: string): void;
+  /** The next piece of a reply the AI is writing in this conversation. */
+  delta(streamId: string, text: string): void;
+  /** A reply being written will not come (a takeover cut it, the turn failed). */
+  dropStream(streamId: string): void;
   /** This console's takeover or release of this conversation was answered. */
   noteHolderChange(): void;
   /** The conversation is no longer shown: answers still on their way are ignored. */
@@ -87,11 +91,20 @@ export function openConversation(
         if (!closed && generation === loads) settle(result);
       });
     },
-    push(message) {
+    push(message, streamId) {
       if (loading) kept.push(message);
-      if (shown.has(messageKey(message))) return;
+      if (shown.has(messageKey(message))) {
+        if (streamId !== undefined) view.dropStream(streamId);
+        return;
+      }
       shown.add(messageKey(message));
-      view.appendMessage(message);
+      view.appendMessage(message, streamId);
+    },
+    delta(streamId, text) {
+      view.appendDelta(streamId, text);
+    },
+    dropStream(streamId) {
+      view.dropStream(streamId);
     },
     noteHolderChange() {
       holderChanged = true;

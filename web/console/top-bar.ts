@@ -10,6 +10,20 @@ export interface TopBar {
   setNotice(text: string): void;
 }
 
+/**
+ * "Notify me of escalations": asks the browser's permission to show a notification when a visitor
+ * asks for a person; shown only while the browser can and has not been answered yet.
+ */
+function notificationButton(): HTMLButtonElement {
+  const button = h('button', { class: 'sc-notify', text: 'Notify me of escalations', attrs: { type: 'button' } });
+  const refresh = () => {
+    button.hidden = !('Notification' in window) || Notification.permission !== 'default';
+  };
+  button.addEventListener('click', () => void Notification.requestPermission().then(refresh));
+  refresh();
+  return button;
+}
+
 const CONNECTION_TEXT: Record<ConnectionState, string> = {
   connecting: 'Connecting…',
   ready: 'Connected',
@@ -28,6 +42,7 @@ export function createTopBar(onSignOut: () => void): TopBar {
     agent,
     connection,
     notice,
+    notificationButton(),
     signOut,
   ]);
   return {

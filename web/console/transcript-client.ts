@@ -1,8 +1,10 @@
 import {
   detailOf,
   parseAgent,
+  parseCannedReplies,
   parseTranscript,
   type Agent,
+  type CannedReply,
   type ConversationRef,
   type Transcript,
 } from './console-protocol.ts';
@@ -45,4 +47,10 @@ export async function fetchTranscript(token: string, conversation: ConversationR
 export async function fetchAgent(token: string): Promise<ReadResult<{ agent: Agent }>> {
   const result = await read(token, '/agents/v1/me', 'your agent profile', parseAgent);
   return result.ok ? { ok: true, agent: result.value } : result;
+}
+
+/** Fetches `GET /agents/v1/canned-replies`: the owner's canned replies. */
+export async function fetchCannedReplies(token: string): Promise<ReadResult<{ replies: CannedReply[] }>> {
+  const result = await read(token, '/agents/v1/canned-replies', 'the canned replies', parseCannedReplies);
+  return result.ok ? { ok: true, replies: result.value } : result;
 }

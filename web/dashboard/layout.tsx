@@ -1,25 +1,24 @@
-import { useState } from 'preact/hooks';
+import { AccountMenu } from './components/account-menu.tsx';
 import { AgentsPage } from './pages/agents-page.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
+import { CannedRepliesPage } from './pages/canned-replies-page.tsx';
 import { ChatbotListPage } from './pages/chatbot-list-page.tsx';
 import { ChatbotPage } from './pages/chatbot-page.tsx';
 import { ConnectionsPage } from './pages/connections-page.tsx';
 import { UsagePage } from './pages/usage-page.tsx';
 import { href } from './router.ts';
-import { useSession } from './session-context.ts';
 
 const SECTIONS = [
   { id: 'chatbots', label: 'Chatbots' },
   { id: 'connections', label: 'Connections' },
   { id: 'developer', label: 'Developer' },
   { id: 'agents', label: 'Agents' },
+  { id: 'canned-replies', label: 'Canned replies' },
   { id: 'usage', label: 'Usage' },
 ];
 
 /** The signed-in frame: the top bar with the sections and the account menu, and the current page. */
 export function Layout({ route }: { route: string[] }) {
-  const { session, signOut } = useSession();
-  const [menuOpen, setMenuOpen] = useState(false);
   const section = route[0] ?? 'chatbots';
   return (
     <div class="shell">
@@ -39,32 +38,7 @@ export function Layout({ route }: { route: string[] }) {
             </a>
           ))}
         </nav>
-        <div class="account">
-          <button
-            type="button"
-            class="button ghost account-button"
-            aria-expanded={menuOpen}
-            onClick={() => setMenuOpen(!menuOpen)}
-          >
-            {session.user.email}
-          </button>
-          {menuOpen && (
-            <div class="menu" role="menu">
-              <p class="muted small">Plan: {session.user.plan}</p>
-              <button type="button" class="button ghost signout" role="menuitem" onClick={() => void signOut(false)}>
-                Sign out
-              </button>
-              <button
-                type="button"
-                class="button ghost signout-everywhere"
-                role="menuitem"
-                onClick={() => void signOut(true)}
-              >
-                Sign out everywhere
-              </button>
-            </div>
-          )}
-        </div>
+        <AccountMenu route={route.join('/')} />
       </header>
       <main class="content">{page(route)}</main>
     </div>
@@ -77,6 +51,7 @@ function page(route: string[]) {
   if (section === 'connections') return <ConnectionsPage />;
   if (section === 'developer') return <ApiKeysPage />;
   if (section === 'agents') return <AgentsPage />;
+  if (section === 'canned-replies') return <CannedRepliesPage />;
   if (section === 'usage') return <UsagePage />;
   return (
     <section>

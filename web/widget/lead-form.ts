@@ -61,7 +61,8 @@ export function createLeadForm(customFields: readonly LeadField[], onSubmit: (le
   ];
   const rows = specs.map(fieldRow);
   const intro = h('p', { class: 'sb-lead-intro' });
-  const submit = h('button', { class: 'sb-lead-submit', text: 'Send', attrs: { type: 'submit' } });
+  // Not "Send": the message box's button is, and a visitor must tell the two apart.
+  const submit = h('button', { class: 'sb-lead-submit', text: 'Send my details', attrs: { type: 'submit' } });
   const form = h('form', { class: 'sb-lead', attrs: { hidden: '' } }, [intro, ...rows.map((r) => r.row), submit]);
   const input = (name: string): HTMLInputElement => rows.find((r) => r.input.name === name)!.input;
   const value = (name: string): string => input(name).value.trim();

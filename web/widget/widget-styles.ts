@@ -38,7 +38,9 @@ button:focus-visible { outline: 2px solid #111827; outline-offset: 2px; }
 .sb-header { display: flex; align-items: center; gap: 8px; padding: 12px 16px;
   background: var(--sb-color); color: var(--sb-on-color); }
 .sb-title { flex: 1; font-size: 16px; font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.sb-close { padding: 0 4px; border: 0; background: transparent; font-size: 24px; line-height: 1; }
+.sb-close { flex: none; display: flex; align-items: center; justify-content: center; min-width: 32px; min-height: 32px;
+  margin: -4px -8px -4px 0; padding: 0; border: 0; border-radius: 6px; background: transparent; font-size: 24px; line-height: 1; }
+.sb-close:focus-visible { outline-color: currentColor; }
 
 .sb-messages { flex: 1 1 auto; min-height: 80px; overflow-y: auto; display: flex; flex-direction: column; gap: 8px;
   padding: 12px; background: #f9fafb; }
@@ -48,23 +50,46 @@ button:focus-visible { outline: 2px solid #111827; outline-offset: 2px; }
 .sb-assistant, .sb-welcome { align-self: flex-start; background: #ffffff; border: 1px solid #e5e7eb;
   border-bottom-left-radius: 4px; }
 .sb-agent { align-self: flex-start; background: #ecfdf5; border: 1px solid #a7f3d0; border-bottom-left-radius: 4px; }
-.sb-author { display: block; margin-bottom: 2px; font-size: 11px; font-weight: 600; letter-spacing: 0.04em;
-  text-transform: uppercase; color: #047857; }
+.sb-time { display: block; margin-top: 2px; font-size: 11px; line-height: 1.2; text-align: right; opacity: 0.75; }
+.sb-streaming::after { content: "▍"; margin-left: 1px; opacity: 0.6; animation: sb-blink 1s infinite; }
+.sb-cite { margin-left: 1px; font-size: 10px; font-weight: 600; color: var(--sb-color); }
+.sb-sources { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 6px; white-space: normal; }
+.sb-source { display: inline-flex; align-items: center; gap: 4px; max-width: 100%; padding: 2px 8px;
+  border: 1px solid #e5e7eb; border-radius: 12px; background: #f9fafb; font-size: 12px; color: #374151;
+  text-decoration: none; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+a.sb-source:hover { border-color: var(--sb-color); }
+.sb-source-n { font-weight: 600; color: var(--sb-color); }
+.sb-rate { display: flex; justify-content: flex-end; gap: 2px; margin-top: 2px; }
+.sb-rate button { display: flex; padding: 3px; border: 0; border-radius: 6px; background: transparent; color: #9ca3af; }
+.sb-rate button:hover { color: #4b5563; }
+.sb-rate button[aria-pressed="true"] { color: var(--sb-color); }
+.sb-rate svg { width: 14px; height: 14px; fill: currentColor; }
+.sb-rate-down svg { transform: rotate(180deg); }
+.sb-offer { margin-top: 6px; white-space: normal; }
+.sb-author { display: flex; align-items: center; gap: 6px; margin-bottom: 4px; font-size: 12px; font-weight: 600;
+  color: #047857; }
+.sb-avatar { display: inline-flex; align-items: center; justify-content: center; width: 22px; height: 22px;
+  border-radius: 50%; background: #047857; color: #ffffff; font-size: 11px; line-height: 1; }
+.sb-event { align-self: center; max-width: 90%; padding: 2px 10px; border-radius: 10px; background: #e5e7eb;
+  color: #374151; font-size: 12px; text-align: center; }
 
-.sb-typing { display: flex; gap: 4px; padding: 4px 16px 8px; background: #f9fafb; }
-.sb-typing span { width: 6px; height: 6px; border-radius: 50%; background: #9ca3af; animation: sb-blink 1.2s infinite; }
-.sb-typing span:nth-child(2) { animation-delay: 0.2s; }
-.sb-typing span:nth-child(3) { animation-delay: 0.4s; }
+.sb-typing { display: flex; align-items: center; gap: 8px; padding: 4px 16px 8px; background: #f9fafb; }
+.sb-dots { display: flex; gap: 4px; }
+.sb-dots span { width: 6px; height: 6px; border-radius: 50%; background: #9ca3af; animation: sb-blink 1.2s infinite; }
+.sb-dots span:nth-child(2) { animation-delay: 0.2s; }
+.sb-dots span:nth-child(3) { animation-delay: 0.4s; }
+.sb-typing-who { font-size: 12px; color: #6b7280; }
+.sb-typing-who:empty { display: none; }
 @keyframes sb-blink { 0%, 80%, 100% { opacity: 0.3; } 40% { opacity: 1; } }
-@media (prefers-reduced-motion: reduce) { .sb-typing span { animation: none; } }
+@media (prefers-reduced-motion: reduce) { .sb-dots span, .sb-streaming::after { animation: none; } }
 
 .sb-actions, .sb-ctas { display: flex; flex-wrap: wrap; gap: 6px; }
 .sb-actions { padding: 8px 12px 0; }
 .sb-ctas:empty { display: none; }
 .sb-chip { padding: 4px 12px; border: 1px solid var(--sb-color); border-radius: 16px; background: #ffffff; font-size: 13px; }
 
-.sb-lead { flex: 0 1 auto; max-height: 55%; overflow-y: auto; display: flex; flex-direction: column; gap: 8px;
-  padding: 12px; border-top: 1px solid #e5e7eb; }
+.sb-lead { align-self: stretch; flex: none; display: flex; flex-direction: column; gap: 8px; padding: 12px;
+  border: 1px solid #e5e7eb; border-radius: 12px; background: #ffffff; }
 .sb-lead-intro { margin: 0; }
 .sb-lead-row { display: flex; flex-direction: column; gap: 2px; font-size: 13px; }
 .sb-field, .sb-input { border: 1px solid #d1d5db; border-radius: 8px; padding: 8px 10px; background: #ffffff; }
@@ -81,6 +106,7 @@ button:focus-visible { outline: 2px solid #111827; outline-offset: 2px; }
 @media (max-width: 480px) {
   .sb-panel { inset: 0; width: auto; height: auto; border-radius: 0; }
   .sb-bubble { right: 16px; bottom: 16px; }
+  .sb-close { min-width: 44px; min-height: 44px; margin: -10px -12px -10px 0; }
   .sb-panel:not([hidden]) + .sb-bubble { display: none; }
   .sb-input, .sb-field { font-size: 16px; }
 }

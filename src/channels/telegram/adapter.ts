@@ -10,7 +10,7 @@ import { DEFAULT_WELCOME, TEXT_ONLY_NOTICE } from '../channel-notices.ts';
 import { answerTurn, tellFailure, type Deliver, type TurnChannel } from '../channel-turn.ts';
 import type { ChannelPort, VisitorPush } from '../channel-port.ts';
 import { LeaseKeeper } from '../lease-keeper.ts';
-import { PerKeyQueue } from '../per-key-queue.ts';
+import { PerKeyQueue } from '../../per-key-queue.ts';
 import { telegramChatId, telegramWebhookPath } from './rules.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
 import { deliverToChat, retrying, TelegramOutbound } from './outbound.ts';

@@ -1,7 +1,7 @@
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Api } from 'grammy';
 import { NotFoundError } from '../../errors.ts';
-import type { ChannelPort, VisitorPush } from '../channel-port.ts';
+import { chatText, type ChannelPort, type VisitorPush } from '../channel-port.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { splitForTelegram, telegramChatId } from './rules.ts';
 
@@ -40,11 +40,16 @@ export class TelegramOutbound {
   }
 }
 
-/** Hands a push to a Telegram chat: replies and notices as text, typing as the chat action. */
+/**
+ * Hands a push to a Telegram chat: replies, notices and hand-off changes as text, typing as the chat
+ * action.
+ */
 export async function deliverToChat(outbound: TelegramOutbound, chatId: number, push: VisitorPush): Promise<void> {
-  if (push.type === 'message' || push.type === 'notice') await outbound.sendText(chatId, push.content);
+  const text = chatText(push);
+  if (text !== undefined) await outbound.sendText(chatId, text);
   else if (push.type === 'typing') await outbound.typing(chatId);
-  // The escalation shows nothing in a chat, and Telegram's typing action ends by itself.
+  // The escalation frame shows nothing in a chat (its hand-off push says it), and Telegram's typing
+  // action ends by itself.
 }
 
 /**
@@ -65,7 +70,7 @@ export class TelegramReplies implements Pick<ChannelPort, 'deliver'> {
 
   async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
     // Nothing to show: no token read (the chatbot may have no Telegram connection any more).
-    if (push.type === 'escalated' || push.type === 'typing_stopped') return;
+    if (push.type !== 'typing' && chatText(push) === undefined) return;
     const chatId = telegramChatId(sessionId);
     if (chatId === undefined) throw new NotFoundError('Conversation not found.');
     const connection = await this.store.get(chatbotId);

@@ -7,13 +7,14 @@ import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { WhatsAppStore } from './whatsapp-store.ts';
 import { TEXT_ONLY_NOTICE } from '../channel-notices.ts';
-import type { ChannelPort, VisitorPush } from '../channel-port.ts';
+import { chatText, type ChannelPort, type VisitorPush } from '../channel-port.ts';
 import { answerTurn, tellFailure, type Deliver, type TurnChannel } from '../channel-turn.ts';
-import { PerKeyQueue } from '../per-key-queue.ts';
+import { PerKeyQueue } from '../../per-key-queue.ts';
 import { PHONE_OWNER_HOLDER, SEND_WAIT_MS, whatsappJid } from './rules.ts';
 import { mapWhatsAppUpsert, type WhatsAppInbound } from './inbound.ts';
 import { LinkedDevice } from './linked-device.ts';
 import type { WhatsAppSocketFactory } from './socket.ts';
+import type { WhatsAppCloudAdapter } from './cloud/cloud-adapter.ts';
 
 /** What the WhatsApp channel works with. */
 export interface WhatsAppDeps {
@@ -24,6 +25,8 @@ export interface WhatsAppDeps {
   logger: Logger;
   clock: Clock;
   socketFactory: WhatsAppSocketFactory;
+  /** The Cloud API transport, fed by its webhook route (any gateway; no socket, nothing to lease). */
+  cloud: WhatsAppCloudAdapter;
   /** How long a process's right to run a socket lasts unless renewed (renewed every third of it). */
   leaseMs: number;
   /** The first reconnect delay; shortened in tests. */
@@ -36,14 +39,17 @@ const TYPING_RENEW_MS = 10_000;
 type Addressed = Exclude<WhatsAppInbound, { kind: 'ignored' }>;
 
 /**
- * The WhatsApp channel: one Baileys socket per linked chatbot, in exactly one gateway process at a
- * time (a lease in Redis). Live messages are taken in once (by message id, across processes) and in
+ * The WhatsApp channel, through one of two transports per chatbot. The Cloud API (`cloud`): Meta's
+ * webhooks in, its Graph API out, from any gateway (see WhatsAppCloudAdapter). A linked device: one
+ * Baileys socket per linked chatbot, in exactly one gateway process at a time (a lease in Redis). Live messages are taken in once (by message id, across processes) and in
  * order per chat; text goes to the conversation actor, whose reply is sent back with the typing
  * presence shown meanwhile. A message the owner sends from the linked phone takes the conversation
  * over, so the AI never talks over the owner.
  */
 export class WhatsAppChannel implements ChannelPort {
   readonly channel = 'whatsapp';
+  /** The Cloud API transport: its webhook route hands it each delivery. */
+  readonly cloud: WhatsAppCloudAdapter;
   private readonly deps: WhatsAppDeps;
   private readonly devices = new Map<string, LinkedDevice>();
   private readonly reloading = new PerKeyQueue<string>();
@@ -55,6 +61,7 @@ export class WhatsAppChannel implements ChannelPort {
 
   constructor(deps: WhatsAppDeps) {
     this.deps = deps;
+    this.cloud = deps.cloud;
     this.turns = { name: 'whatsapp', ...deps, typingRenewMs: TYPING_RENEW_MS };
   }
 
@@ -81,8 +88,9 @@ export class WhatsAppChannel implements ChannelPort {
   }
 
   /**
-   * A push for a `wa_` chat, handed over by the process that runs the chatbot's socket (the others
-   * drop it): replies and notices as text, typing as the chat's presence.
+   * A push for a `wa_` chat of a linked device, handed over by the process that runs the chatbot's
+   * socket (the others drop it): replies and notices as text, typing as the chat's presence. A Cloud
+   * API chat's pushes never come this way: any process sends them (VisitorDelivery).
    */
   async deliver(chatbotId: string, sessionId: string, push: VisitorPush): Promise<void> {
     const jid = whatsappJid(sessionId);
@@ -147,10 +155,11 @@ export class WhatsAppChannel implements ChannelPort {
   /** Through the chatbot's socket as it is at each call (it may reconnect meanwhile). */
   private async toChat(chatbotId: string, jid: string, push: VisitorPush): Promise<void> {
     const sender = () => this.devices.get(chatbotId)?.sender();
-    if (push.type === 'message' || push.type === 'notice') await this.send(chatbotId, jid, push.content);
+    const text = chatText(push);
+    if (text !== undefined) await this.send(chatbotId, jid, text);
     else if (push.type === 'typing') await sender()?.typing(jid);
     else if (push.type === 'typing_stopped') await sender()?.doneTyping(jid);
-    // The escalation shows nothing in a chat.
+    // The escalation frame shows nothing in a chat: its hand-off push says it.
   }
 
   /**

@@ -13,15 +13,22 @@ import { pairingPhone } from './rules.ts';
 export class WhatsAppLinker {
   private readonly store: WhatsAppStore;
   private readonly signals: SignalBus;
+  /** The other transport: linking a device ends a Cloud API connection (one transport per chatbot). */
+  private readonly cloud: { disconnect(chatbotId: string): Promise<boolean> };
 
-  constructor(deps: { store: WhatsAppStore; signals: SignalBus }) {
+  constructor(deps: {
+    store: WhatsAppStore;
+    signals: SignalBus;
+    cloud: { disconnect(chatbotId: string): Promise<boolean> };
+  }) {
     this.store = deps.store;
     this.signals = deps.signals;
+    this.cloud = deps.cloud;
   }
 
   /**
    * Starts linking by QR code, or by pairing code when `phone` is given; a linked chatbot is left
-   * as it is (disconnect it first to link another number).
+   * as it is (disconnect it first to link another number). A Cloud API connection is ended.
    */
   async link(chatbotId: string, phone?: unknown): Promise<WhatsAppConnection> {
     let digits: string | null = null;
@@ -33,6 +40,7 @@ export class WhatsAppLinker {
     }
     const current = await this.store.find(chatbotId);
     if (current?.state === 'linked') return current;
+    await this.cloud.disconnect(chatbotId);
     const connection = await this.store.requestLink(chatbotId, digits);
     await this.signals.publish({ kind: 'channel', chatbot_id: chatbotId, channel: 'whatsapp' });
     return connection;

@@ -13,6 +13,10 @@ import type { Logger } from '../../logger.ts';
 import type { ChatbotStore } from '../../store/chatbot-store.ts';
 import type { Chatbot } from '../../chatbots/chatbot.ts';
 import type { ConversationStore } from '../../store/conversation-store.ts';
+import type { FeedbackStore } from '../../store/feedback-store.ts';
+import type { LeadStore } from '../../store/lead-store.ts';
+import type { Handoffs } from '../../conversations/handoffs.ts';
+import type { Rating } from '../../contract/conversation.ts';
 import type { WidgetSessionStore } from './widget-session-store.ts';
 import { isWidgetSessionId, READY_HISTORY_LIMIT } from './config.ts';
 import { parseWidgetFrame } from './inbound.ts';
@@ -21,6 +25,7 @@ import type { ChannelPort, VisitorPush } from '../channel-port.ts';
 import { answerTurn, type TurnChannel } from '../channel-turn.ts';
 import type { Clock } from '../../clock.ts';
 import type { VisitorDelivery } from '../visitor-delivery.ts';
+import type { UnansweredRecorder } from '../../unanswered/unanswered-recorder.ts';
 
 /** What the widget channel works with. */
 export interface WidgetDeps {
@@ -28,6 +33,12 @@ export interface WidgetDeps {
   conversations: ConversationStore;
   control: ConversationControl;
   leadCapture: LeadCapture;
+  feedback: FeedbackStore;
+  leads: LeadStore;
+  /** The hand-off state a socket starts with (a reload restores it). */
+  handoffs: Handoffs;
+  /** A reply rated down puts its question in the unanswered inbox. */
+  unansweredRecorder: Pick<UnansweredRecorder, 'noteThumbsDown'>;
   widgetSessions: WidgetSessionStore;
   router: ConversationRouter;
   outbound: WidgetOutbound;
@@ -119,9 +130,14 @@ export class WidgetAdapter implements SocketRoute, ChannelPort {
     this.deps.outbound.add(chatbotId, sessionId, socket);
     // Frames that arrive before the ready frame is sent wait for it.
     let isOpen = false;
-    const opened = this.deps.conversations
-      .recentMessages(chatbotId, sessionId, READY_HISTORY_LIMIT)
-      .then((history) => this.deps.outbound.ready(chatbotId, sessionId, socket, history))
+    const opened = Promise.all([
+      this.deps.conversations.visitorHistory(chatbotId, sessionId, READY_HISTORY_LIMIT),
+      this.deps.handoffs.of(chatbotId, sessionId),
+      this.deps.leads.ofSessions(chatbotId, [sessionId]),
+    ])
+      .then(([history, handoff, leads]) =>
+        this.deps.outbound.ready(chatbotId, sessionId, socket, { history, handoff, leadLeft: leads.has(sessionId) }),
+      )
       .catch((error: unknown) => {
         this.deps.logger.error({ err: error }, 'could not open a widget session');
         socket.close(1011, 'internal error');
@@ -142,6 +158,7 @@ export class WidgetAdapter implements SocketRoute, ChannelPort {
       if (command.kind === 'message') await this.message(visitor, command.content);
       else if (command.kind === 'escalate') await this.escalate(visitor);
       else if (command.kind === 'cta') await this.cta(visitor, command.id);
+      else if (command.kind === 'feedback') await this.feedback(visitor, command.createdAt, command.rating);
       else await this.lead(visitor, command.lead);
     } catch (error) {
       this.fail(visitor, error);
@@ -182,6 +199,14 @@ export class WidgetAdapter implements SocketRoute, ChannelPort {
     const chatbot = await this.deps.chatbots.get(visitor.chatbotId);
     const lead = await this.deps.leadCapture.capture(chatbot, visitor.sessionId, input);
     this.deps.outbound.send(visitor.socket, { type: 'lead_saved', lead_id: lead.lead_id });
+  }
+
+  /** The visitor rates a reply of their conversation; this socket is told the rating now kept. */
+  private async feedback(visitor: Visitor, createdAt: string, rating: Rating | null): Promise<void> {
+    const down = await this.deps.feedback.rate(visitor.chatbotId, visitor.sessionId, createdAt, rating);
+    if (down)
+      this.deps.unansweredRecorder.noteThumbsDown(visitor.chatbotId, visitor.sessionId, down.question, down.askedAt);
+    this.deps.outbound.send(visitor.socket, { type: 'feedback_saved', created_at: createdAt, rating });
   }
 
   private fail(visitor: Visitor, error: unknown): void {

@@ -1,3 +1,4 @@
+import type { Rating } from '../../contract/conversation.ts';
 import type { WidgetClientFrame } from '../../contract/widget-protocol.ts';
 import { checkMessageText } from '../../conversations/message-text.ts';
 import { ValidationError } from '../../errors.ts';
@@ -9,7 +10,8 @@ export type WidgetCommand =
   | { kind: 'message'; content: string }
   | { kind: 'escalate' }
   | { kind: 'cta'; id: string }
-  | { kind: 'lead'; lead: LeadInput };
+  | { kind: 'lead'; lead: LeadInput }
+  | { kind: 'feedback'; createdAt: string; rating: Rating | null };
 
 /**
  * Reads one frame from the widget (DESIGN.md's protocol). A frame of an unknown type or with a bad
@@ -30,9 +32,15 @@ export function parseWidgetFrame(fields: FrameFields<WidgetClientFrame>): Widget
         kind: 'lead',
         lead: { name: fields.name, email: fields.email, phone: fields.phone, custom_data: fields.custom_data },
       };
+    case 'feedback':
+      if (typeof fields.created_at !== 'string') throw new ValidationError('created_at is required.');
+      if (fields.rating !== null && fields.rating !== 'up' && fields.rating !== 'down') {
+        throw new ValidationError('rating must be up, down or null.');
+      }
+      return { kind: 'feedback', createdAt: fields.created_at, rating: fields.rating };
     case undefined:
       throw new ValidationError('type is required.');
     default:
-      throw new ValidationError('type must be one of: message, escalate, cta, lead.');
+      throw new ValidationError('type must be one of: message, escalate, cta, lead, feedback.');
   }
 }

@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import type { Message } from '../../contract/conversation.ts';
+import type { Handoff, Message } from '../../contract/conversation.ts';
 import type { WidgetPush, WidgetServerFrame } from '../../contract/widget-protocol.ts';
 import type { SocketServer } from '../../http/socket-server.ts';
 
@@ -40,8 +40,14 @@ export class WidgetOutbound {
    * Sends the ready frame, then what was pushed meanwhile, less any message the history already
    * holds (it was stored before the history was read and pushed after the socket was registered).
    */
-  ready(chatbotId: string, sessionId: string, socket: WebSocket, history: Message[]): void {
-    this.send(socket, { type: 'ready', session_id: sessionId, history });
+  ready(
+    chatbotId: string,
+    sessionId: string,
+    socket: WebSocket,
+    state: { history: Message[]; handoff: Handoff; leadLeft: boolean },
+  ): void {
+    const { history, handoff, leadLeft } = state;
+    this.send(socket, { type: 'ready', session_id: sessionId, history, handoff, lead_left: leadLeft });
     const members = this.sessions.get(sessionKey(chatbotId, sessionId));
     const held = members?.get(socket);
     if (!members || !held) return;

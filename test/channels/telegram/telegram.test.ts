@@ -185,6 +185,35 @@ t.test('long replies are split at Telegram limit, at paragraph boundaries', asyn
   t.same(parts, [paragraphs.slice(0, 4).join('\n\n'), paragraphs.slice(4, 8).join('\n\n'), paragraphs[8]]);
 });
 
+t.test('a cited reply lists its sources after the text; an unanswerable one says how to reach a person', async (t) => {
+  const { bot, token, secret } = await connected('Cited');
+  const source = await services.intake.addText(bot.id, 'Unworn shoes can be returned within 30 days.', 'Returns');
+  await until(async () => (await services.sources.get(source.id)).status === 'done', 'ingestion', 30_000);
+  openai.behaviour = () => ({ text: 'You have 30 days [1].' });
+  t.teardown(() => {
+    openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}` });
+  });
+  await post(bot.id, secret, textUpdate(nextUpdate++, 801, 'Can I return shoes?'));
+  await until(() => sent(token).length === 1, 'the reply');
+  t.same(sent(token), [[801, 'You have 30 days [1].\n\nSources:\n[1] Returns']]);
+  t.equal(
+    (await services.conversations.transcript(bot.id, 'tg_801')).messages.at(-1)!.content,
+    'You have 30 days [1].',
+  );
+
+  await services.chatbots.configure(bot.id, { answers: { sources_only: true } });
+  const calls = openai.requests.length;
+  await post(bot.id, secret, textUpdate(nextUpdate++, 801, 'Which planet is the largest?'));
+  await until(() => sent(token).length === 2, 'the second reply');
+  const fallback = (await services.chatbots.get(bot.id)).fallback_message;
+  t.same(sent(token)[1], [801, `${fallback}\n\nTo talk to a person, write "talk to a human".`]);
+  t.equal(openai.requests.length, calls, 'the AI was not asked');
+  await services.chatbots.configure(bot.id, { escalation: { smart_intent: false } });
+  await post(bot.id, secret, textUpdate(nextUpdate++, 801, 'Which ocean is the deepest?'));
+  await until(() => sent(token).length === 3, 'the third reply');
+  t.same(sent(token)[2], [801, fallback], 'no hint where writing it would not reach anyone');
+});
+
 t.test('/start greets with the welcome text; other message kinds get a notice', async (t) => {
   const { bot, token, secret } = await connected('Greeter');
   await services.chatbots.configure(bot.id, { widget: { welcome_message: 'Welcome to Acme!' } });
@@ -206,29 +235,43 @@ t.test('/start greets with the welcome text; other message kinds get a notice', 
   );
 });
 
-t.test('takeover: the AI stays silent, the agent reply reaches the chat, release hands back', async (t) => {
-  const { bot, token, secret } = await connected('Human');
-  await post(bot.id, secret, textUpdate(nextUpdate++, 1001, 'I want to talk to a human'));
-  await until(() => sent(token).length === 1, 'the AI answer');
-  const escalated = sink.forSession('tg_1001').find((e) => e.event === 'conversation.escalated');
-  t.match(escalated?.data, { session_id: 'tg_1001', channel: 'telegram' });
-  t.notOk('message_count' in (escalated?.data ?? {}), 'message_count is for web only');
-  await services.control.takeOver(bot.id, 'tg_1001', 'Alice');
-  const calls = openai.requests.length;
-  await post(bot.id, secret, textUpdate(nextUpdate++, 1001, 'hello?'));
-  await until(
-    async () => (await services.conversations.transcript(bot.id, 'tg_1001')).messages.length === 3,
-    'the stored message',
-  );
-  await services.control.reply(bot.id, 'tg_1001', 'Alice', 'Hi, Alice here.');
-  await until(() => sent(token).length === 2, 'the agent reply');
-  t.same(sent(token)[1], [1001, 'Hi, Alice here.']);
-  t.equal(openai.requests.length, calls, 'the AI was not asked while Alice held it');
-  await services.control.release(bot.id, 'tg_1001', 'Alice');
-  await post(bot.id, secret, textUpdate(nextUpdate++, 1001, 'thanks'));
-  await until(() => sent(token).length === 3, 'the AI again');
-  t.same(sent(token)[2], [1001, 'AI: thanks']);
-});
+t.test(
+  'takeover: the AI stays silent, the agent reply reaches the chat, release hands back; each change is told',
+  async (t) => {
+    const { bot, token, secret } = await connected('Human');
+    await services.agents.create(owner.user.id, 'Alice', 'Al');
+    await post(bot.id, secret, textUpdate(nextUpdate++, 1001, 'I want to talk to a human'));
+    await until(() => sent(token).length === 2, 'the escalation notice and the AI answer');
+    t.same(sent(token), [
+      [1001, "We've asked a person to join. Nobody is available right now; they will reply here as soon as they can."],
+      [1001, 'AI: I want to talk to a human'],
+    ]);
+    const escalated = sink.forSession('tg_1001').find((e) => e.event === 'conversation.escalated');
+    t.match(escalated?.data, { session_id: 'tg_1001', channel: 'telegram' });
+    t.notOk('message_count' in (escalated?.data ?? {}), 'message_count is for web only');
+    await services.control.takeOver(bot.id, 'tg_1001', 'Alice');
+    const calls = openai.requests.length;
+    await post(bot.id, secret, textUpdate(nextUpdate++, 1001, 'hello?'));
+    await until(
+      async () => (await services.conversations.transcript(bot.id, 'tg_1001')).messages.length === 3,
+      'the stored message',
+    );
+    await services.control.reply(bot.id, 'tg_1001', 'Alice', 'Hi, Alice here.');
+    await until(() => sent(token).length === 4, 'the agent reply');
+    t.same(sent(token).slice(2), [
+      [1001, 'Alice joined the conversation.'],
+      [1001, 'Hi, Alice here.'],
+    ]);
+    t.equal(openai.requests.length, calls, 'the AI was not asked while Alice held it');
+    await services.control.release(bot.id, 'tg_1001', 'Alice');
+    await post(bot.id, secret, textUpdate(nextUpdate++, 1001, 'thanks'));
+    await until(() => sent(token).length === 6, 'the AI again');
+    t.same(sent(token).slice(4), [
+      [1001, 'Alice left the conversation. The assistant is back.'],
+      [1001, 'AI: thanks'],
+    ]);
+  },
+);
 
 t.test('a paused chatbot answers with a notice; 429 is retried after retry_after', async (t) => {
   const { bot, token, secret } = await connected('Paused');

@@ -257,8 +257,11 @@ t.test('the owner answering from the phone takes the conversation over until it 
   const released = await runCliJson(['conversation', 'release', '--bot', botId, '--session', sessionId], cliEnv);
   t.equal(released.taken_over_by, null);
   socket.receive([textMessage(VISITOR, 'One more question')]);
-  await until(() => socket.sent.length === 1, 'the AI again');
-  t.same(texts(socket), [[VISITOR, 'AI: One more question']]);
+  await until(() => socket.sent.length === 2, 'the AI again');
+  t.same(texts(socket), [
+    [VISITOR, 'owner left the conversation. The assistant is back.'],
+    [VISITOR, 'AI: One more question'],
+  ]);
 });
 
 t.test("an agent's reply reaches the WhatsApp chat; escalation carries channel whatsapp", async (t) => {
@@ -269,11 +272,18 @@ t.test("an agent's reply reaches the WhatsApp chat; escalation carries channel w
   const escalated = sink.forSession(sessionId).find((e) => e.event === 'conversation.escalated')!;
   t.same(Object.keys(escalated.data).sort(), ['channel', 'conversation_id', 'escalated_at', 'session_id']);
   t.equal(escalated.data.channel, 'whatsapp');
-  await until(() => socket.sent.length === 1, 'the AI keeps answering');
+  await until(() => socket.sent.length === 2, 'the AI keeps answering, after saying a person was asked');
+  t.same(texts(socket), [
+    [VISITOR, "We've asked a person to join. Nobody is available right now; they will reply here as soon as they can."],
+    [VISITOR, 'AI: I want to talk to a human please'],
+  ]);
   await services.control.takeOver(botId, sessionId, 'Alice');
   await services.control.reply(botId, sessionId, 'Alice', 'Hi, Alice here. How can I help?');
-  await until(() => socket.sent.length === 2, 'the agent reply');
-  t.same(texts(socket)[1], [VISITOR, 'Hi, Alice here. How can I help?']);
+  await until(() => socket.sent.length === 4, 'the agent reply');
+  t.same(texts(socket).slice(2), [
+    [VISITOR, 'Alice joined the conversation.'],
+    [VISITOR, 'Hi, Alice here. How can I help?'],
+  ]);
 });
 
 t.test('paused chatbots and the monthly quota answer with a notice, without the AI', async (t) => {
@@ -342,9 +352,10 @@ t.test('replies wait for a reconnecting socket: the AI answer and an agent reply
   await new Promise((resolve) => setTimeout(resolve, 200));
   t.same([socket.sent.length, again.sent.length], [0, 0], 'nothing is sent while the socket is closed');
   again.open(me);
-  await until(() => again.sent.length === 2, 'both replies after the reconnect');
+  await until(() => again.sent.length === 3, 'both replies after the reconnect');
   t.same(texts(again), [
     [VISITOR, 'AI: are you there?'],
+    [VISITOR, 'Alice joined the conversation.'],
     [VISITOR, 'Alice here, sorry for the wait.'],
   ]);
   t.same(socket.sent, [], 'the closed socket sent nothing');

@@ -172,12 +172,23 @@ t.test('CTA buttons: escalate, message and link; unknown ids are refused', async
   client.send({ type: 'cta', id: 'docs' });
   client.send({ type: 'cta', id: 'human' });
   t.same(await client.next('escalated'), { type: 'escalated' });
+  t.same(await client.next('handoff'), {
+    type: 'handoff',
+    change: 'escalated',
+    state: 'waiting',
+    agent: null,
+    agents_online: false,
+    open: true,
+    opens_at: null,
+    time_zone: null,
+    contact_in_ms: 0,
+  });
   t.equal(escalations(ready.session_id).length, 1);
   client.send({ type: 'cta', id: 'missing' });
   t.same(await client.next('error'), { type: 'error', detail: 'Unknown call-to-action.' });
   t.same(
-    client.frames.map((f) => f.type),
-    ['ready', 'typing', 'message', 'escalated', 'error'],
+    client.frames.map((f) => f.type).filter((type) => type !== 'delta'),
+    ['ready', 'typing', 'message', 'escalated', 'handoff', 'error'],
     'the link CTA sent nothing back',
   );
   await client.close();
@@ -370,6 +381,15 @@ t.test('CLI: bot configure sets and prints the settings; bad values get one-line
     escalation: { smart_intent: true, keywords: ['refund'], fallback_streak: 3 },
     widget: { title: 'Help', color: '#0f766e', welcome_message: 'Hi! Ask me anything.' },
     retrieval: { query_rewrite: false },
+    answers: { citations: true, api_citations: false, sources_only: false },
+    hours: {
+      enabled: false,
+      time_zone: 'UTC',
+      weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] },
+      holidays: [],
+      contact_after_minutes: 0,
+    },
+    retention: { conversations_days: null, leads_days: null },
   };
   t.same(JSON.parse(set.stdout), expected);
   const shown = await runCli(['bot', 'configure', '--bot', bot.id], cliEnv);
@@ -381,10 +401,41 @@ t.test('CLI: bot configure sets and prints the settings; bad values get one-line
   t.same((await services.chatbots.get(bot.id)).settings.retrieval, { query_rewrite: true });
   const off = await runCli(['bot', 'configure', '--bot', bot.id, '--query-rewrite', 'off'], cliEnv);
   t.same(JSON.parse(off.stdout).retrieval, { query_rewrite: false });
+  const cites = await runCli(
+    ['bot', 'configure', '--bot', bot.id, '--citations', 'off', '--api-citations', 'on'],
+    cliEnv,
+  );
+  t.same(JSON.parse(cites.stdout).answers, { citations: false, api_citations: true, sources_only: false });
+  t.same((await services.chatbots.get(bot.id)).settings.answers, {
+    citations: false,
+    api_citations: true,
+    sources_only: false,
+  });
+  const hours = await runCli(
+    [
+      'bot',
+      'configure',
+      '--bot',
+      bot.id,
+      '--office-hours',
+      '{"enabled":true,"time_zone":"Europe/Lisbon","weekly":{"sat":[["10:00","14:00"]]},"contact_after_minutes":3}',
+    ],
+    cliEnv,
+  );
+  t.same(JSON.parse(hours.stdout).hours, {
+    enabled: true,
+    time_zone: 'Europe/Lisbon',
+    weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [['10:00', '14:00']], sun: [] },
+    holidays: [],
+    contact_after_minutes: 3,
+  });
   const bad: Array<[string[], string]> = [
     [['--color', 'teal'], 'widget.color: must be a hex colour like #2563eb\n'],
     [['--cta', '[{'], /^--cta must be JSON: /],
     [['--query-rewrite', 'yes'], '--query-rewrite must be on or off\n'],
+    [['--citations', 'yes'], '--citations must be on or off\n'],
+    [['--office-hours', '{"time_zone":"Nowhere"}'], 'hours.time_zone: must be an IANA time zone like Europe/Berlin\n'],
+    [['--api-citations', ''], '--api-citations must be on or off\n'],
     [
       ['--allowed-origins', 'shop.example'],
       'allowed_origins[0]: "shop.example" is not an origin like https://example.com\n',
@@ -400,6 +451,28 @@ t.test('CLI: bot configure sets and prints the settings; bad values get one-line
   t.same([missing.code, missing.stderr], [1, 'Chatbot not found.\n']);
   const leads = await runCli(['lead', 'list', '--bot', crypto.randomUUID()], cliEnv);
   t.same([leads.code, leads.stderr], [1, 'Chatbot not found.\n']);
+});
+
+t.test("a new chatbot's widget greets with the default welcome message; cleared, it greets with none", async (t) => {
+  const bot = await services.chatbots.create(owner.user.id, { name: 'Greeting Bot' });
+  const config = async () => (await fetch(`${gw.baseUrl}/widget/v1/config?chatbot_id=${bot.id}`)).json();
+  const expected = {
+    chatbot_id: bot.id,
+    name: 'Greeting Bot',
+    title: 'Greeting Bot',
+    color: '#2563eb',
+    welcome_message: 'Hi! How can I help you today?',
+    lead_fields: [],
+    ctas: [],
+    agents_online: false,
+  };
+  t.same(await config(), expected);
+  t.same((await services.chatbots.configure(bot.id, { widget: { welcome_message: '' } })).widget, {
+    title: '',
+    color: '#2563eb',
+    welcome_message: '',
+  });
+  t.same(await config(), { ...expected, welcome_message: '' });
 });
 
 t.test('concurrent configure calls lose nothing', async (t) => {

@@ -34,30 +34,54 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
 const open = (query: Record<string, string> = {}, options = {}) =>
   WidgetClient.ready(gw.baseUrl, { chatbot_id: bot.id, ...query }, options);
 
-t.test('a new visitor gets a fresh embed- session; a message gets typing, then the reply', async (t) => {
-  openai.behaviour = () => ({ text: 'Hello from the AI', delayMs: 50 });
-  const { client, ready } = await open();
-  t.match(ready, { type: 'ready', session_id: SESSION });
-  t.same(ready.history, []);
-  t.same(Object.keys(ready).sort(), ['history', 'session_id', 'type']);
-  client.send({ type: 'message', content: 'Hi there' });
-  t.same(await client.next('typing'), { type: 'typing' });
-  const reply = await client.next('message');
-  t.same(Object.keys(reply).sort(), ['content', 'created_at', 'role', 'type']);
-  t.match(reply, { type: 'message', role: 'assistant', content: 'Hello from the AI', created_at: TIMESTAMP });
-  t.same(
-    client.frames.map((f) => f.type),
-    ['ready', 'typing', 'message'],
-  );
-  t.same(
-    sink.forSession(ready.session_id).map((e) => [e.event, e.data.source, e.data.content]),
-    [
-      ['conversation.started', 'embed', undefined],
-      ['message.received', 'embed', 'Hi there'],
-    ],
-  );
-  await client.close();
-});
+t.test(
+  'a new visitor gets a fresh embed- session; a message gets typing, the reply as written, then stored',
+  async (t) => {
+    openai.behaviour = () => ({ text: 'Hello from the AI', delayMs: 50 });
+    const { client, ready } = await open();
+    t.match(ready, { type: 'ready', session_id: SESSION });
+    t.same(ready.history, []);
+    t.same(Object.keys(ready).sort(), ['handoff', 'history', 'lead_left', 'session_id', 'type']);
+    t.same(
+      [ready.handoff, ready.lead_left],
+      [
+        {
+          state: 'ai',
+          agent: null,
+          agents_online: false,
+          open: true,
+          opens_at: null,
+          time_zone: null,
+          contact_in_ms: null,
+        },
+        false,
+      ],
+    );
+    client.send({ type: 'message', content: 'Hi there' });
+    t.same(await client.next('typing'), { type: 'typing' });
+    const reply = await client.next('message');
+    t.same(Object.keys(reply).sort(), ['content', 'created_at', 'role', 'stream_id', 'type']);
+    t.match(reply, { type: 'message', role: 'assistant', content: 'Hello from the AI', created_at: TIMESTAMP });
+    // Pieces written while one is being published go out together: how many frames depends on timing.
+    const deltas = client.frames.filter((f) => f.type === 'delta');
+    t.same(
+      client.frames.map((f) => f.type),
+      ['ready', 'typing', ...deltas.map(() => 'delta'), 'message'],
+    );
+    t.ok(deltas.length > 0, 'the reply streamed');
+    t.equal(deltas.map((f) => f.content).join(''), 'Hello from the AI', 'the pieces make the reply');
+    t.same(new Set(deltas.map((f) => f.stream_id)), new Set([reply.stream_id]), 'one stream, named by the reply');
+    t.same(Object.keys(deltas[0]!).sort(), ['content', 'stream_id', 'type']);
+    t.same(
+      sink.forSession(ready.session_id).map((e) => [e.event, e.data.source, e.data.content]),
+      [
+        ['conversation.started', 'embed', undefined],
+        ['message.received', 'embed', 'Hi there'],
+      ],
+    );
+    await client.close();
+  },
+);
 
 t.test('resume: the ready frame carries what was said while the visitor was away', async (t) => {
   openai.behaviour = (req) => ({ text: `echo: ${req.body.messages.at(-1).content}` });
@@ -133,7 +157,7 @@ t.test('malformed frames get error frames and the socket stays open', async (t) 
     ['[1,2]', 'Frame must be a JSON object.'],
     ['"text"', 'Frame must be a JSON object.'],
     [{}, 'type is required.'],
-    [{ type: 'shout' }, 'type must be one of: message, escalate, cta, lead.'],
+    [{ type: 'shout' }, 'type must be one of: message, escalate, cta, lead, feedback.'],
     [{ type: 'message' }, 'content is required.'],
     [{ type: 'message', content: 42 }, 'content must be a string.'],
     [{ type: 'message', content: '   ' }, 'content must not be empty.'],
@@ -243,12 +267,16 @@ t.test('the provider failing: the visitor gets the fallback message, stored as t
   t.same(reply, { type: 'message', role: 'assistant', content: bot.fallback_message, created_at: reply.created_at });
   const transcript = await services.conversations.transcript(bot.id, ready.session_id);
   t.same(
-    transcript.messages.map((m) => [m.role, m.content]),
+    transcript.messages.map((m) => [m.role, m.content, m.failure]),
     [
-      ['user', 'hello'],
-      ['assistant', bot.fallback_message],
+      ['user', 'hello', 'LLM provider error: openai: 500 fake failure'],
+      ['assistant', bot.fallback_message, undefined],
     ],
+    "the owner's transcript says why",
   );
+  const history = await WidgetClient.ready(gw.baseUrl, { chatbot_id: bot.id, session_id: ready.session_id });
+  t.notMatch(JSON.stringify(history.ready), /provider error/, "the visitor's history never shows it");
+  await history.client.close();
   await client.close();
 });
 

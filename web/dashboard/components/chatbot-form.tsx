@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import type { Chatbot, NewChatbotBody, Provider } from '../types.ts';
+import { PROVIDER_SETTING, type Chatbot, type NewChatbotBody, type Provider } from '../types.ts';
+import { ProviderWarning, useProviders } from './provider-status.tsx';
 
 /** The fields of a chatbot the owner edits, as the management API names them. */
 export type ChatbotFields = Required<Omit<NewChatbotBody, 'provider'>> & { provider: Provider };
@@ -24,6 +25,7 @@ export function ChatbotForm(props: {
     system_prompt: props.initial?.system_prompt ?? '',
     fallback_message: props.initial?.fallback_message ?? '',
   });
+  const providers = useProviders();
   const set = (name: keyof ChatbotFields) => (event: Event) =>
     setFields({ ...fields, [name]: (event.currentTarget as HTMLInputElement).value });
   return (
@@ -51,7 +53,9 @@ export function ChatbotForm(props: {
           >
             {PROVIDERS.map(([value, label]) => (
               <option key={value} value={value}>
-                {label}
+                {providers.data?.some((status) => status.provider === value && !status.configured)
+                  ? `${label}: no ${PROVIDER_SETTING[value]} on this server`
+                  : label}
               </option>
             ))}
           </select>
@@ -61,6 +65,7 @@ export function ChatbotForm(props: {
           <input name="model" placeholder="the provider's default" value={fields.model} onInput={set('model')} />
         </label>
       </div>
+      <ProviderWarning provider={fields.provider} statuses={providers.data} />
       <label>
         System prompt
         <textarea

@@ -13,9 +13,14 @@ export function AgentsPage() {
   const agents = useResource<Agent[]>('/agents');
   const action = useAction();
   const [token, setToken] = useState<{ name: string; token: string } | undefined>(undefined);
+  const [initial, setInitial] = useState('');
   const create = async (name: string) => {
-    const agent = await action.run(() => send<CreatedAgent>('POST', '/agents', { name } satisfies NewAgentBody));
-    if (agent) setToken(agent);
+    const body: NewAgentBody = { name, ...(initial.trim() ? { initial: initial.trim() } : {}) };
+    const agent = await action.run(() => send<CreatedAgent>('POST', '/agents', body));
+    if (agent) {
+      setToken(agent);
+      setInitial('');
+    }
     await agents.reload();
     return agent !== undefined;
   };
@@ -33,7 +38,17 @@ export function AgentsPage() {
       {token && (
         <ShownOnce title={`Console token for ${token.name}`} value={token.token} onDone={() => setToken(undefined)} />
       )}
-      <div class="card">
+      <div class="card stack">
+        <label>
+          Avatar initial (optional: one or two letters visitors see beside the agent's name)
+          <input
+            name="initial"
+            maxLength={2}
+            value={initial}
+            placeholder="A"
+            onInput={(event) => setInitial(event.currentTarget.value)}
+          />
+        </label>
         <CreateNamed
           class="create-agent"
           label="Agent name"
@@ -52,6 +67,9 @@ export function AgentsPage() {
           <ul class="plain-list agent-list">
             {agents.data.map((agent) => (
               <li key={agent.id} class="row-item">
+                <span class="avatar" aria-hidden="true">
+                  {agent.initial}
+                </span>
                 <strong>{agent.name}</strong>
                 <span class="muted small">added {formatTime(agent.created_at)}</span>
                 <span class={`badge ${agent.active ? 'ok' : 'revoked'}`}>{agent.active ? 'Active' : 'Revoked'}</span>

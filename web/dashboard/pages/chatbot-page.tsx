@@ -7,6 +7,7 @@ import { ChatbotSettingsPage } from './chatbot-settings-page.tsx';
 import { ConversationsPage } from './conversations-page.tsx';
 import { LeadsPage } from './leads-page.tsx';
 import { SourcesPage } from './sources-page.tsx';
+import { UnansweredPage } from './unanswered-page.tsx';
 import { WebhooksPage } from './webhooks-page.tsx';
 import { WidgetPage } from './widget-page.tsx';
 
@@ -18,6 +19,7 @@ const TABS = [
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'leads', label: 'Leads' },
   { id: 'conversations', label: 'Conversations' },
+  { id: 'unanswered', label: 'Unanswered' },
 ];
 
 /** One chatbot: its name and state, the tabs, and the current tab's page. */
@@ -62,9 +64,11 @@ function tabPage(bot: Chatbot, tab: string, rest: string[], reload: () => Promis
     case 'webhooks':
       return <WebhooksPage chatbot={bot} webhookId={rest[0]} />;
     case 'leads':
-      return <LeadsPage chatbot={bot} />;
+      return <LeadsPage chatbot={bot} leadId={rest[0]} />;
     case 'conversations':
       return <ConversationsPage chatbot={bot} sessionId={rest[0]} />;
+    case 'unanswered':
+      return <UnansweredPage chatbot={bot} filter={rest[0]} />;
     default:
       return <ChatbotSettingsPage chatbot={bot} onChanged={reload} />;
   }

@@ -2,13 +2,20 @@ import { send } from '../api.ts';
 import { ChatbotForm } from '../components/chatbot-form.tsx';
 import { ConfirmButton } from '../components/confirm-button.tsx';
 import { Notice } from '../components/notice.tsx';
+import { ProviderCard } from '../components/provider-status.tsx';
 import { href, navigate } from '../router.ts';
 import type { Chatbot, ChatbotPatchBody } from '../types.ts';
 import { useAction } from '../use-resource.ts';
 import { useState } from 'preact/hooks';
 import { RetrievalCard } from './retrieval-card.tsx';
+import { AnswersCard } from './answers-card.tsx';
+import { OfficeHoursCard } from './office-hours-card.tsx';
+import { RetentionCard } from './retention-card.tsx';
 
-/** Edit the chatbot (prompt, fallback, provider and model, query rewrite), pause or resume it, delete it. */
+/**
+ * Edit the chatbot (prompt, fallback, provider and model, query rewrite, citations, office hours, data
+ * retention), pause or resume it, delete it.
+ */
 export function ChatbotSettingsPage({ chatbot, onChanged }: { chatbot: Chatbot; onChanged: () => Promise<void> }) {
   const action = useAction();
   const [saved, setSaved] = useState('');
@@ -33,7 +40,11 @@ export function ChatbotSettingsPage({ chatbot, onChanged }: { chatbot: Chatbot; 
           onSubmit={(fields) => save(fields, 'Saved.')}
         />
       </div>
+      <ProviderCard chatbot={chatbot} />
       <RetrievalCard key={chatbot.id} chatbot={chatbot} />
+      <AnswersCard key={chatbot.id} chatbot={chatbot} />
+      <OfficeHoursCard key={chatbot.id} chatbot={chatbot} />
+      <RetentionCard key={chatbot.id} chatbot={chatbot} />
       <div class="card">
         <h2>Status</h2>
         <p class="muted">

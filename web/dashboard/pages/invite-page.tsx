@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { send } from '../api.ts';
+import { NewPasswordFields } from '../components/new-password-fields.tsx';
 import { Notice } from '../components/notice.tsx';
 import type { InviteBody, SessionInfo } from '../types.ts';
 import { useAction } from '../use-resource.ts';
@@ -24,29 +25,13 @@ export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (
         <h1>Set your password</h1>
         <p class="muted">Choose a password of at least 12 characters for the Switchboard dashboard.</p>
         <Notice>{action.error}</Notice>
-        <label>
-          New password
-          <input
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            minLength={12}
-            required
-            value={password}
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Repeat it
-          <input
-            name="repeat"
-            type="password"
-            autocomplete="new-password"
-            required
-            value={repeat}
-            onInput={(event) => setRepeat(event.currentTarget.value)}
-          />
-        </label>
+        <NewPasswordFields
+          password={password}
+          repeat={repeat}
+          onPassword={setPassword}
+          onRepeat={setRepeat}
+          label="New password"
+        />
         <button class="button primary" type="submit" disabled={action.busy}>
           Set password and sign in
         </button>

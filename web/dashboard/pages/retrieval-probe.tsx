@@ -4,7 +4,11 @@ import { Notice } from '../components/notice.tsx';
 import type { Chatbot, Retrieved } from '../types.ts';
 import { useAction } from '../use-resource.ts';
 
-/** Ask a question and see the passages the chatbot would put in its prompt, best first. */
+/**
+ * Ask a question and see the passages the chatbot would put in its prompt, best first, each with its
+ * rank and which of the two searches found it (matching words, similar meaning, or both): the fused
+ * scores behind the order mean nothing to an owner.
+ */
 export function RetrievalProbe({ chatbot }: { chatbot: Chatbot }) {
   const [question, setQuestion] = useState('');
   const [found, setFound] = useState<Retrieved | undefined>(undefined);
@@ -35,8 +39,12 @@ export function RetrievalProbe({ chatbot }: { chatbot: Chatbot }) {
           <ol class="passages">
             {found.results.map((hit) => (
               <li key={hit.chunk_id}>
-                <strong>{hit.title || hit.url || 'Untitled'}</strong>{' '}
-                <span class="muted small">score {hit.score.toFixed(4)}</span>
+                <span class="rank">#{hit.rank}</span> <strong>{hit.title || hit.url || 'Untitled'}</strong>{' '}
+                {foundBy(hit).map((way) => (
+                  <span key={way} class="badge found-by">
+                    {way}
+                  </span>
+                ))}
                 <p>{hit.content}</p>
               </li>
             ))}
@@ -44,4 +52,9 @@ export function RetrievalProbe({ chatbot }: { chatbot: Chatbot }) {
         ))}
     </div>
   );
+}
+
+/** Which searches found a passage, in the owner's words. */
+function foundBy(hit: Retrieved['results'][number]): string[] {
+  return [hit.text && 'Matched words', hit.vector && 'Similar meaning'].filter((way) => typeof way === 'string');
 }

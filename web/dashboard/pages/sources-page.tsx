@@ -5,7 +5,7 @@ import { FileDrop } from '../components/file-drop.tsx';
 import { KnowledgeStatusNotice } from '../components/knowledge-status.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { RefreshSelect, SourceSync } from '../components/source-sync.tsx';
-import { formatTime, plural } from '../format.ts';
+import { formatTime } from '../format.ts';
 import { href } from '../router.ts';
 import type {
   Chatbot,
@@ -19,6 +19,7 @@ import type {
 } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { RetrievalProbe } from './retrieval-probe.tsx';
+import { sourceSize } from './source-size.ts';
 
 const WORKING = new Set(['pending', 'crawling', 'processing']);
 
@@ -184,7 +185,7 @@ function SourceRow(props: {
             Open Connections
           </a>
         )}
-        {source.status === 'done' && <span class="muted small pages">{plural(source.page_count, 'page')}</span>}
+        {source.status === 'done' && <span class="muted small pages">{sourceSize(source)}</span>}
         <span class="muted small">{formatTime(source.created_at)}</span>
         <ConfirmButton class="small danger" label="Delete" confirm="Delete source" onConfirm={props.onDelete} />
       </div>

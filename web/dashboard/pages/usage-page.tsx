@@ -37,7 +37,42 @@ export function UsagePage() {
         <h2>Messages per day (last {days.length} days, UTC)</h2>
         <DayChart days={days} />
       </div>
+      <Ratings month={month} ratings={usage.data.ratings} />
     </section>
+  );
+}
+
+/** Each chatbot's AI replies of the month that visitors rated, thumbs up and down. */
+function Ratings({ month, ratings }: { month: string; ratings: Usage['ratings'] }) {
+  return (
+    <div class="card">
+      <h2>Ratings of answers in {month}</h2>
+      {ratings.length === 0 ? (
+        <p class="muted small">No chatbots yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="ratings">
+            <thead>
+              <tr>
+                <th scope="col">Chatbot</th>
+                <th scope="col">Helpful</th>
+                <th scope="col">Not helpful</th>
+              </tr>
+            </thead>
+            <tbody>
+              {ratings.map((row) => (
+                <tr key={row.chatbot_id}>
+                  <td>{row.name}</td>
+                  <td>{row.up.toLocaleString()}</td>
+                  <td>{row.down.toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <p class="muted small">Visitors rate answers with the thumbs under each reply in the widget.</p>
+    </div>
   );
 }
 

@@ -4,7 +4,15 @@ import { ConfirmButton } from '../components/confirm-button.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { href, navigate } from '../router.ts';
-import { EVENT_NAMES, type Chatbot, type Delivery, type TestEventBody, type Webhook } from '../types.ts';
+import {
+  LIFECYCLE_EVENT_NAMES,
+  SPEC_EVENT_NAMES,
+  type Chatbot,
+  type Delivery,
+  type TestEventBody,
+  type Webhook,
+  type WebhookPatchBody,
+} from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { DeliveryLog } from './delivery-log.tsx';
 
@@ -21,7 +29,7 @@ export function WebhookDetail({ chatbot, webhookId }: { chatbot: Chatbot; webhoo
   });
   const action = useAction();
   const [revealed, setRevealed] = useState(false);
-  const [testEvent, setTestEvent] = useState<string>(EVENT_NAMES[0]);
+  const [testEvent, setTestEvent] = useState<string>(SPEC_EVENT_NAMES[0]);
   if (!webhook.data) return <Loading error={webhook.error} />;
   const hook = webhook.data;
   return (
@@ -53,15 +61,33 @@ export function WebhookDetail({ chatbot, webhookId }: { chatbot: Chatbot; webhoo
             }
           />
         </div>
+        <StandardWebhooks
+          hook={hook}
+          revealed={revealed}
+          busy={action.busy}
+          onChange={(on) =>
+            action.run(async () => {
+              await send('PATCH', path, { standard_webhooks: on } satisfies WebhookPatchBody);
+              await webhook.reload();
+            })
+          }
+        />
         <div class="actions">
           <label class="inline">
             Test event
             <select name="test-event" value={testEvent} onChange={(event) => setTestEvent(event.currentTarget.value)}>
-              {EVENT_NAMES.map((name) => (
+              {SPEC_EVENT_NAMES.map((name) => (
                 <option key={name} value={name}>
                   {name}
                 </option>
               ))}
+              <optgroup label="Beyond the API spec">
+                {LIFECYCLE_EVENT_NAMES.map((name) => (
+                  <option key={name} value={name}>
+                    {name}
+                  </option>
+                ))}
+              </optgroup>
             </select>
           </label>
           <button
@@ -104,6 +130,47 @@ export function WebhookDetail({ chatbot, webhookId }: { chatbot: Chatbot; webhoo
           />
         )}
       </div>
+    </div>
+  );
+}
+
+/**
+ * The Standard Webhooks headers, on or off; while on, the secret as the official libraries take it
+ * (the same key as the signing secret, in standard base64), hidden with the signing secret.
+ */
+function StandardWebhooks({
+  hook,
+  revealed,
+  busy,
+  onChange,
+}: {
+  hook: Webhook;
+  revealed: boolean;
+  busy: boolean;
+  onChange: (on: boolean) => Promise<unknown>;
+}) {
+  return (
+    <div class="stack standard-webhooks">
+      <label class="check">
+        <input
+          type="checkbox"
+          name="standard_webhooks"
+          checked={hook.standard_webhooks}
+          disabled={busy}
+          onChange={(event) => void onChange(event.currentTarget.checked)}
+        />
+        Also send Standard Webhooks headers: <code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
+        <code>webhook-signature</code>
+      </label>
+      {hook.standard_webhooks_secret && (
+        <div class="secret">
+          <span>Standard Webhooks secret</span>
+          <code class="secret-value standard-secret">
+            {revealed ? hook.standard_webhooks_secret : `whsec_${'•'.repeat(16)}`}
+          </code>
+          <CopyButton text={hook.standard_webhooks_secret} />
+        </div>
+      )}
     </div>
   );
 }

@@ -4,7 +4,14 @@ import { Loading, Notice } from '../components/notice.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
 import { formatTime } from '../format.ts';
 import { href } from '../router.ts';
-import { EVENT_NAMES, type Chatbot, type NewWebhookBody, type Webhook, type WebhookWithSecret } from '../types.ts';
+import {
+  LIFECYCLE_EVENT_NAMES,
+  SPEC_EVENT_NAMES,
+  type Chatbot,
+  type NewWebhookBody,
+  type Webhook,
+  type WebhookWithSecret,
+} from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { WebhookDetail } from './webhook-detail.tsx';
 
@@ -19,10 +26,9 @@ function WebhookList({ chatbot }: { chatbot: Chatbot }) {
   const webhooks = useResource<Webhook[]>(path);
   const action = useAction();
   const [created, setCreated] = useState<WebhookWithSecret | undefined>(undefined);
-  const create = async (url: string, events: string[]) => {
-    const hook = await action.run(() =>
-      send<WebhookWithSecret>('POST', path, { url, events } satisfies NewWebhookBody),
-    );
+  const create = async (url: string, events: string[], standardWebhooks: boolean) => {
+    const body = { url, events, standard_webhooks: standardWebhooks } satisfies NewWebhookBody;
+    const hook = await action.run(() => send<WebhookWithSecret>('POST', path, body));
     if (hook) setCreated(hook);
     await webhooks.reload();
     return hook !== undefined;
@@ -34,6 +40,13 @@ function WebhookList({ chatbot }: { chatbot: Chatbot }) {
         <ShownOnce
           title="Signing secret of the new webhook"
           value={created.secret}
+          onDone={() => setCreated(undefined)}
+        />
+      )}
+      {created?.standard_webhooks_secret && (
+        <ShownOnce
+          title="The same secret for Standard Webhooks libraries"
+          value={created.standard_webhooks_secret}
           onDone={() => setCreated(undefined)}
         />
       )}
@@ -67,16 +80,19 @@ function WebhookForm({
   onCreate,
 }: {
   busy: boolean;
-  onCreate: (url: string, events: string[]) => Promise<boolean>;
+  onCreate: (url: string, events: string[], standardWebhooks: boolean) => Promise<boolean>;
 }) {
   const [url, setUrl] = useState('');
-  const [events, setEvents] = useState<string[]>([...EVENT_NAMES]);
+  const [standardWebhooks, setStandardWebhooks] = useState(false);
+  // SPEC's events are checked to begin with; those beyond it only when the owner asks for them.
+  const [events, setEvents] = useState<string[]>([...SPEC_EVENT_NAMES]);
+  const toggle = (name: string, on: boolean) => setEvents(on ? [...events, name] : events.filter((e) => e !== name));
   return (
     <form
       class="card stack create-webhook"
       onSubmit={(event) => {
         event.preventDefault();
-        void onCreate(url, events).then((created) => created && setUrl(''));
+        void onCreate(url, events, standardWebhooks).then((created) => created && setUrl(''));
       }}
     >
       <h2>Add a webhook</h2>
@@ -93,24 +109,34 @@ function WebhookForm({
       </label>
       <fieldset class="events">
         <legend>Events</legend>
-        {EVENT_NAMES.map((name) => (
-          <label key={name} class="check">
-            <input
-              type="checkbox"
-              name="events"
-              value={name}
-              checked={events.includes(name)}
-              onChange={(event) =>
-                setEvents(event.currentTarget.checked ? [...events, name] : events.filter((e) => e !== name))
-              }
-            />
-            <code>{name}</code>
-          </label>
+        {SPEC_EVENT_NAMES.map((name) => (
+          <EventCheck key={name} name={name} checked={events.includes(name)} onToggle={toggle} />
         ))}
+        {LIFECYCLE_EVENT_NAMES.map((name) => (
+          <EventCheck key={name} name={name} checked={events.includes(name)} onToggle={toggle} beyondSpec />
+        ))}
+        <p class="muted small">
+          Events beyond the API spec are Switchboard's own: an agent took a conversation over, or handed it back to the
+          AI. Only webhooks that select them receive them.
+        </p>
       </fieldset>
       <p class="muted small">
         Deliveries are signed: <code>X-Switchboard-Signature</code> is the hex HMAC-SHA256 of the raw body, keyed with
         the webhook's secret.
+      </p>
+      <label class="check">
+        <input
+          type="checkbox"
+          name="standard_webhooks"
+          checked={standardWebhooks}
+          onChange={(event) => setStandardWebhooks(event.currentTarget.checked)}
+        />
+        Also send Standard Webhooks headers
+      </label>
+      <p class="muted small">
+        <code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code>, so a receiver can
+        verify deliveries and refuse replays with the official Standard Webhooks libraries. The Switchboard headers are
+        sent either way.
       </p>
       <div>
         <button class="button primary" type="submit" disabled={busy}>
@@ -118,5 +144,31 @@ function WebhookForm({
         </button>
       </div>
     </form>
+  );
+}
+
+function EventCheck({
+  name,
+  checked,
+  onToggle,
+  beyondSpec = false,
+}: {
+  name: string;
+  checked: boolean;
+  onToggle: (name: string, on: boolean) => void;
+  beyondSpec?: boolean;
+}) {
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        name="events"
+        value={name}
+        checked={checked}
+        onChange={(event) => onToggle(name, event.currentTarget.checked)}
+      />
+      <code>{name}</code>
+      {beyondSpec && <span class="badge beyond-spec">beyond the API spec</span>}
+    </label>
   );
 }

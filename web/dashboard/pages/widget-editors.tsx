@@ -1,7 +1,10 @@
 import type { ComponentChildren } from 'preact';
 import type { CallToAction, LeadField } from '../types.ts';
 
-/** An editable list of rows: each row's inputs, a Remove button per row, and an Add button. */
+/**
+ * An editable list of rows: each row's inputs, a Remove button per row, the row's message when it
+ * cannot be saved as it is, and an Add button. Editing a row clears its message.
+ */
 function RowList<T>(props: {
   title: string;
   class: string;
@@ -9,24 +12,54 @@ function RowList<T>(props: {
   items: T[];
   blank: T;
   addLabel: string;
-  onChange: (items: T[]) => void;
+  errors: Record<number, string>;
+  onChange: (items: T[], errors: Record<number, string>) => void;
   row: (item: T, update: (change: Partial<T>) => void) => ComponentChildren;
 }) {
-  const { items, onChange } = props;
+  const { items, errors, onChange } = props;
+  const without = (i: number) => Object.fromEntries(Object.entries(errors).filter(([row]) => Number(row) !== i));
+  // Rows after a removed one move up, and their messages with them.
+  const shifted = (removed: number) =>
+    Object.fromEntries(
+      Object.entries(errors)
+        .filter(([row]) => Number(row) !== removed)
+        .map(([row, message]) => [Number(row) > removed ? Number(row) - 1 : Number(row), message]),
+    );
   return (
     <div class={`card stack ${props.class}`}>
       <h2>{props.title}</h2>
       {props.hint && <p class="muted small">{props.hint}</p>}
       {items.map((item, i) => (
-        <div key={i} class="row editor-row">
-          {props.row(item, (change) => onChange(items.map((x, j) => (j === i ? { ...x, ...change } : x))))}
-          <button type="button" class="button small ghost" onClick={() => onChange(items.filter((_, j) => j !== i))}>
-            Remove
-          </button>
+        <div key={i} class={`editor-item${errors[i] ? ' invalid' : ''}`}>
+          <div class="row editor-row">
+            {props.row(item, (change) =>
+              onChange(
+                items.map((x, j) => (j === i ? { ...x, ...change } : x)),
+                without(i),
+              ),
+            )}
+            <button
+              type="button"
+              class="button small ghost"
+              onClick={() =>
+                onChange(
+                  items.filter((_, j) => j !== i),
+                  shifted(i),
+                )
+              }
+            >
+              Remove
+            </button>
+          </div>
+          {errors[i] && (
+            <p class="error-text row-error" role="alert">
+              {errors[i]}
+            </p>
+          )}
         </div>
       ))}
       <div>
-        <button type="button" class="button small" onClick={() => onChange([...items, props.blank])}>
+        <button type="button" class="button small" onClick={() => onChange([...items, props.blank], errors)}>
           {props.addLabel}
         </button>
       </div>
@@ -37,10 +70,12 @@ function RowList<T>(props: {
 /** The lead form's custom fields (name, email and phone are always on it). */
 export function LeadFieldsEditor({
   fields,
+  errors,
   onChange,
 }: {
   fields: LeadField[];
-  onChange: (fields: LeadField[]) => void;
+  errors: Record<number, string>;
+  onChange: (fields: LeadField[], errors: Record<number, string>) => void;
 }) {
   return (
     <RowList
@@ -50,6 +85,7 @@ export function LeadFieldsEditor({
       items={fields}
       blank={{ name: '', label: '', required: false }}
       addLabel="Add field"
+      errors={errors}
       onChange={onChange}
       row={(field, update) => (
         <>
@@ -79,24 +115,31 @@ export function LeadFieldsEditor({
   );
 }
 
-/** The widget's call-to-action buttons: open a link, send a message, or ask for a human. */
-export function CtaEditor({ ctas, onChange }: { ctas: CallToAction[]; onChange: (ctas: CallToAction[]) => void }) {
+/**
+ * The widget's call-to-action buttons: open a link, send a message, or ask for a human. The owner
+ * writes only what visitors see; each button's id is made from its label when it is first saved.
+ */
+export function CtaEditor({
+  ctas,
+  errors,
+  onChange,
+}: {
+  ctas: CallToAction[];
+  errors: Record<number, string>;
+  onChange: (ctas: CallToAction[], errors: Record<number, string>) => void;
+}) {
   return (
     <RowList
       title="Call-to-action buttons"
       class="ctas"
+      hint="Buttons visitors can tap under the chat. A button left empty is not saved."
       items={ctas}
       blank={{ id: '', label: '', action: 'escalate' }}
       addLabel="Add button"
-      onChange={(items) => onChange(items.map(withTarget))}
+      errors={errors}
+      onChange={onChange}
       row={(cta, update) => (
         <>
-          <input
-            aria-label="Button id"
-            placeholder="sales"
-            value={cta.id}
-            onInput={(event) => update({ id: event.currentTarget.value })}
-          />
           <input
             aria-label="Button label"
             placeholder="Talk to sales"
@@ -132,12 +175,4 @@ export function CtaEditor({ ctas, onChange }: { ctas: CallToAction[]; onChange: 
       )}
     />
   );
-}
-
-/** Keeps only the target field the action uses (a url on a message button would only confuse). */
-function withTarget(cta: CallToAction): CallToAction {
-  const { url, message, ...rest } = cta;
-  if (cta.action === 'link') return { ...rest, url: url ?? '' };
-  if (cta.action === 'message') return { ...rest, message: message ?? '' };
-  return rest;
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { send } from '../api.ts';
+import { ApiError, send } from '../api.ts';
 import { CopyField } from '../components/copy-button.tsx';
 import { Loading, Notice } from '../components/notice.tsx';
 import { publicBase } from '../format.ts';
@@ -7,23 +7,34 @@ import { useSession } from '../session-context.ts';
 import type { Chatbot, Settings, SettingsPatch } from '../types.ts';
 import { useAction, useResource } from '../use-resource.ts';
 import { AppearanceCard, EscalationCard, OriginsCard } from './widget-cards.tsx';
+import {
+  hasRowErrors,
+  NO_ROW_ERRORS,
+  prepareRows,
+  rowErrorOf,
+  type RowErrors,
+  type RowListName,
+  type WidgetDraft,
+} from './widget-draft.ts';
 import { CtaEditor, LeadFieldsEditor } from './widget-editors.tsx';
 import { WidgetPreview } from './widget-preview.tsx';
 
-// Retrieval has its own card on the Settings page: the widget's save leaves it alone.
-type Draft = Omit<Settings, 'chatbot_id' | 'retrieval'>;
+const ROWS_REFUSED = 'Not saved: some rows need attention (see the messages next to them).';
 
 /**
  * The website widget: the embed snippet, its look, allowed origins, lead-form fields, call-to-action
- * buttons and escalation rules, saved together (`bot configure`), with a live preview of the draft.
+ * buttons and escalation rules, saved together (`bot configure`), beside the real widget previewing
+ * the draft. A save the page or the gateway refuses keeps everything typed, with the message next to
+ * the row it is about.
  */
 export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
   const { session } = useSession();
   const path = `/chatbots/${chatbot.id}/settings`;
   const settings = useResource<Settings>(path);
-  const [draft, setDraft] = useState<Draft | undefined>(undefined);
+  const [draft, setDraft] = useState<WidgetDraft | undefined>(undefined);
   const [origins, setOrigins] = useState('');
   const [keywords, setKeywords] = useState('');
+  const [rowErrors, setRowErrors] = useState<RowErrors>(NO_ROW_ERRORS);
   const action = useAction();
   const [saved, setSaved] = useState('');
   useEffect(() => {
@@ -35,19 +46,36 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
   }, [settings.data]);
   if (!draft) return <Loading error={settings.error} />;
   const snippet = `<script src="${publicBase(session.public_url)}/widget.js" data-chatbot="${chatbot.id}" async></script>`;
-  const save = () =>
+  const save = () => {
+    setSaved('');
+    const rows = prepareRows(draft);
+    setRowErrors(rows.errors);
+    if (hasRowErrors(rows.errors)) {
+      action.setError(ROWS_REFUSED);
+      return;
+    }
     void action.run(async () => {
-      setSaved('');
       const keywordList = keywords.split(',').map((k) => k.trim());
       const patch = {
         ...draft,
+        ctas: rows.ctas,
+        lead_fields: rows.lead_fields,
         allowed_origins: lines(origins),
         escalation: { ...draft.escalation, keywords: keywordList.filter(Boolean) },
       } satisfies SettingsPatch;
-      await send('PATCH', path, patch);
+      try {
+        await send('PATCH', path, patch);
+      } catch (caught) {
+        const onRow = caught instanceof ApiError ? rowErrorOf(caught.detail, rows.from) : undefined;
+        if (onRow) setRowErrors(onRow);
+        throw caught;
+      }
       await settings.reload();
       setSaved('Widget settings saved.');
     });
+  };
+  const setRows = (list: RowListName) => (errors: Record<number, string>) =>
+    setRowErrors((was) => ({ ...was, [list]: errors }));
   return (
     <div class="stack">
       <div class="card">
@@ -71,9 +99,20 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
           <OriginsCard value={origins} onChange={setOrigins} />
           <LeadFieldsEditor
             fields={draft.lead_fields}
-            onChange={(lead_fields) => setDraft({ ...draft, lead_fields })}
+            errors={rowErrors.lead_fields}
+            onChange={(lead_fields, errors) => {
+              setDraft({ ...draft, lead_fields });
+              setRows('lead_fields')(errors);
+            }}
           />
-          <CtaEditor ctas={draft.ctas} onChange={(ctas) => setDraft({ ...draft, ctas })} />
+          <CtaEditor
+            ctas={draft.ctas}
+            errors={rowErrors.ctas}
+            onChange={(ctas, errors) => {
+              setDraft({ ...draft, ctas });
+              setRows('ctas')(errors);
+            }}
+          />
           <EscalationCard
             rules={draft.escalation}
             keywords={keywords}
@@ -90,7 +129,7 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
         </form>
         <div class="preview-column">
           <h2>Preview</h2>
-          <WidgetPreview chatbot={chatbot} settings={draft} />
+          <WidgetPreview chatbot={chatbot} draft={draft} savedOrigins={settings.data?.allowed_origins ?? []} />
         </div>
       </div>
     </div>
@@ -104,7 +143,7 @@ function lines(text: string): string[] {
     .filter(Boolean);
 }
 
-function withoutId(settings: Settings): Draft {
+function withoutId(settings: Settings): WidgetDraft {
   const { allowed_origins, lead_fields, ctas, escalation, widget } = settings;
   return { allowed_origins, lead_fields, ctas, escalation, widget };
 }

@@ -1,0 +1,205 @@
+import pLimit from 'p-limit';
+import type { UnansweredReason } from '../contract/unanswered.ts';
+import { asksForHuman } from '../conversations/escalation-intent.ts';
+import type { Generation } from '../conversations/turn-generation.ts';
+import type { Logger } from '../logger.ts';
+import type { Embedder } from '../rag/embedder.ts';
+import type { ConversationStore } from '../store/conversation-store.ts';
+import type { RecordReply } from '../store/unanswered-scripts.ts';
+import { encodeVector, type UnansweredMatch, type UnansweredStore } from '../store/unanswered-store.ts';
+import { parseTimestamp } from '../timestamp.ts';
+import { groupingThreshold, nearestGroup } from './grouping-threshold.ts';
+import { clipQuestion, questionKey } from './question-key.ts';
+
+/** Matching attempts before a recording takes whatever group the last match found. */
+const MAX_ATTEMPTS = 5;
+/** Recordings one process keeps waiting; beyond them a recording is dropped (and logged). */
+const MAX_PENDING = 1000;
+/**
+ * Recordings one process runs at once. Recording is bookkeeping beside the turns: under load it waits
+ * its turn rather than competing with visitors' turns for Redis and the event loop (run side by side by
+ * the hundred, it held turns past their leases in the SIGKILL load test).
+ */
+const CONCURRENCY = 2;
+/** How far back an escalation looks for the visitor's last question. */
+const ESCALATION_LOOKBACK = 50;
+
+/** A stored turn, as the inbox judges it. */
+export interface TurnRecord {
+  chatbotId: string;
+  sessionId: string;
+  question: string;
+  /** When the visitor message was stored (the turn's `createdAt`). */
+  askedAt: string;
+  generation: Generation;
+  /** Whether the stored reply is the chatbot's fallback message. */
+  fallback: boolean;
+}
+
+/**
+ * Why a stored turn belongs in the inbox, if it does: the chatbot answers only from its sources and
+ * found none (`sources_only`, its reply the fallback message), the reply is the fallback message (an
+ * empty answer, or a provider that failed in a chat), or the reply was written from passages below
+ * the relevance floor.
+ */
+export function turnReason(generation: Generation, fallback: boolean): UnansweredReason | undefined {
+  if (generation.kind === 'ungrounded') return 'sources_only';
+  if (fallback) return 'fallback';
+  if (generation.kind === 'reply' && !generation.grounded) return 'low_relevance';
+  return undefined;
+}
+
+/** A question's embedding in the served space, with that space's grouping threshold. */
+interface QuestionEmbedding {
+  space: string;
+  vector: Float32Array;
+  threshold: number;
+}
+
+/**
+ * Records the visitor questions a chatbot did not answer well into its inbox (UnansweredStore), from
+ * any process: a turn's fallback, low-relevance or sources-only reply, a thumbs-down, an escalation.
+ * Each `note…` call returns at once; the recording runs afterwards, off the visitor's turn, and its
+ * failure is logged, never thrown. A question joins the open group with the same normalized text, else
+ * the one whose representative's embedding is nearest (at or above the space's threshold), else a new
+ * group; the store's script re-checks both, so gateways recording at once agree.
+ */
+export class UnansweredRecorder {
+  private readonly store: UnansweredStore;
+  private readonly conversations: Pick<ConversationStore, 'recentMessages'>;
+  private readonly logger: Logger;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly limit = pLimit(CONCURRENCY);
+  /**
+   * The embedder of the space the gateways serve. A gateway sets its served retrieval's; the CLI's
+   * default opens the recorded space's embedder when first needed.
+   */
+  embedder: () => Promise<Embedder>;
+
+  constructor(deps: {
+    store: UnansweredStore;
+    conversations: Pick<ConversationStore, 'recentMessages'>;
+    logger: Logger;
+    embedder: () => Promise<Embedder>;
+  }) {
+    this.store = deps.store;
+    this.conversations = deps.conversations;
+    this.logger = deps.logger;
+    this.embedder = deps.embedder;
+  }
+
+  /** A stored AI reply: recorded when `turnReason` names a reason. */
+  noteTurn(turn: TurnRecord): void {
+    const reason = turnReason(turn.generation, turn.fallback);
+    const askedAt = parseTimestamp(turn.askedAt);
+    if (!reason || askedAt === undefined) return;
+    this.later(turn.chatbotId, () => this.record(turn.chatbotId, turn.sessionId, turn.question, askedAt, reason));
+  }
+
+  /** The visitor rated an AI reply down: the visitor message before it (stored at `askedAt`, micros). */
+  noteThumbsDown(chatbotId: string, sessionId: string, question: string, askedAt: number): void {
+    this.later(chatbotId, () => this.record(chatbotId, sessionId, question, askedAt, 'thumbs_down'));
+  }
+
+  /**
+   * The conversation was escalated for the first time: the visitor's last question before it (a
+   * message that only asks for a person, "talk to a human", is passed over for the one before).
+   */
+  noteEscalation(chatbotId: string, sessionId: string): void {
+    this.later(chatbotId, async () => {
+      const messages = await this.conversations.recentMessages(chatbotId, sessionId, ESCALATION_LOOKBACK);
+      const question = messages.findLast((message) => message.role === 'user' && !asksForHuman(message.content));
+      const askedAt = question && parseTimestamp(question.created_at);
+      if (!question || askedAt === undefined) return;
+      await this.record(chatbotId, sessionId, question.content, askedAt, 'escalated');
+    });
+  }
+
+  /** Resolves once every recording noted so far has ended (a CLI command waits for it before exiting). */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /**
+   * Records one occurrence now: the visitor message at `askedAt` of the session went unanswered for
+   * `reason`. Undefined for a message with no words, or one that only asks for a person.
+   */
+  async record(
+    chatbotId: string,
+    sessionId: string,
+    text: string,
+    askedAt: number,
+    reason: UnansweredReason,
+  ): Promise<RecordReply | undefined> {
+    const question = clipQuestion(text);
+    const key = questionKey(question);
+    // Asking for a person is not a question the sources could answer.
+    if (!key || asksForHuman(question)) return undefined;
+    const embedding = await this.embed(chatbotId, question);
+    const occurrence = { sessionId, question, key, reason, askedAt };
+    for (let attempt = 1; ; attempt++) {
+      const match = await this.match(chatbotId, embedding, attempt >= MAX_ATTEMPTS);
+      const reply = await this.store.record(chatbotId, occurrence, match);
+      if (reply[0] !== 'retry') return reply;
+    }
+  }
+
+  /**
+   * The open group a question belongs to, if any: the group its visitor message went to, else the one
+   * with its normalized text, else the nearest by embedding.
+   */
+  async findGroup(chatbotId: string, text: string, message?: { sessionId: string; askedAt: number }) {
+    if (message) {
+      const seen = await this.store.groupOfMessage(chatbotId, message.sessionId, message.askedAt);
+      if (seen) return seen;
+    }
+    const question = clipQuestion(text);
+    const same = await this.store.groupOfText(chatbotId, questionKey(question));
+    if (same) return same;
+    const match = await this.match(chatbotId, await this.embed(chatbotId, question), true);
+    return match.target || undefined;
+  }
+
+  private async match(
+    chatbotId: string,
+    embedding: QuestionEmbedding | undefined,
+    force: boolean,
+  ): Promise<UnansweredMatch> {
+    if (!embedding) return { target: '', version: '', vector: '', force };
+    const { space, vector, threshold } = embedding;
+    const candidates = await this.store.candidates(chatbotId, space);
+    const target = nearestGroup(vector, candidates.vectors, threshold) ?? '';
+    return { target, version: candidates.version, vector: encodeVector(space, vector), force };
+  }
+
+  /** The question's embedding where its space has a grouping threshold; none when embedding fails. */
+  private async embed(chatbotId: string, question: string): Promise<QuestionEmbedding | undefined> {
+    try {
+      const embedder = await this.embedder();
+      const threshold = groupingThreshold(embedder.space);
+      if (threshold === undefined) return undefined;
+      const [vector] = await embedder.embed([question]);
+      return vector && { space: embedder.space, vector, threshold };
+    } catch (error) {
+      this.logger.warn({ err: error, chatbot_id: chatbotId }, 'unanswered question not embedded: grouped by its text');
+      return undefined;
+    }
+  }
+
+  private later(chatbotId: string, work: () => Promise<unknown>): void {
+    if (this.pending.size >= MAX_PENDING) {
+      this.logger.warn({ chatbot_id: chatbotId }, 'unanswered question not recorded: too many recordings under way');
+      return;
+    }
+    // After the caller's own I/O of this round (a turn goes on to deliver its reply first), and a few
+    // at a time.
+    const running: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+      .then(() => this.limit(work))
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, chatbot_id: chatbotId }, 'could not record an unanswered question');
+      })
+      .finally(() => this.pending.delete(running));
+    this.pending.add(running);
+  }
+}
