@@ -6,6 +6,7 @@ import { FakeGraphWhatsApp, postWebhook, statusWebhook, textWebhook } from '../f
 import { FakeWhatsApp, textMessage } from '../fakes/fake-whatsapp.ts';
 import { FakeOpenAiEmbeddings } from '../fakes/fake-openai-embeddings.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
+import { systemClock } from '../../src/clock.ts';
 import { startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -110,15 +111,15 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   const source = await s.intake.addText(bot.id, 'Opening hours: nine to five on weekdays.', 'Hours');
   await until(async () => (await s.sources.get(source.id)).status === 'done', 'ingestion');
   await s.intake.remove(source.id, app.retrieval.index);
-  await s.ingestion.enqueue(bot.id, 'src-by-hand', Date.now() * 1000);
-  const claimed = await s.ingestion.claimOne(bot.id, 'src-by-hand', Date.now() * 1000, 1000);
-  t.equal(await s.ingestion.renew(claimed!, Date.now() * 1000, 1000), true);
+  await s.ingestion.enqueue(bot.id, 'src-by-hand', systemClock.nowMicros());
+  const claimed = await s.ingestion.claimOne(bot.id, 'src-by-hand', systemClock.nowMicros(), 1000);
+  t.equal(await s.ingestion.renew(claimed!, systemClock.nowMicros(), 1000), true);
   // Asked to sync while leased: marked, and queued again when the claim finishes.
-  t.equal(await s.ingestion.syncNow(bot.id, 'src-by-hand', Date.now() * 1000), 'running');
-  await s.ingestion.finish(claimed!, Date.now() * 1000);
+  t.equal(await s.ingestion.syncNow(bot.id, 'src-by-hand', systemClock.nowMicros()), 'running');
+  await s.ingestion.finish(claimed!, systemClock.nowMicros());
   t.equal(await s.ingestion.size(), 1);
-  const again = await s.ingestion.claimOne(bot.id, 'src-by-hand', Date.now() * 1000, 1000);
-  await s.ingestion.finish(again!, Date.now() * 1000);
+  const again = await s.ingestion.claimOne(bot.id, 'src-by-hand', systemClock.nowMicros(), 1000);
+  await s.ingestion.finish(again!, systemClock.nowMicros());
   const alice = await s.agents.create(owner.id, 'Alice');
   await s.presence.enter(owner.id, 'connection-1', 1000);
   // Canned replies, and an agent's reply suggestion (the per-agent gate's hold taken and released).
@@ -148,7 +149,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     'by-hand',
   );
   const [held] = await s.deliveries.claim(1, 1000, 'token');
-  await s.deliveries.release(held!, Date.now() * 1000);
+  await s.deliveries.release(held!, systemClock.nowMicros());
 
   // WhatsApp: linked through a socket lease, the owner answering from the phone, disconnected.
   await s.whatsapp.requestLink(bot.id, null);
@@ -210,11 +211,12 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   });
   await s.connections.delete(connection.id);
   // Retention: a chatbot's sweep claimed, renewed and ended (by hand: the gateway's worker polls once a
-  // minute); an erasure request (a session whose lead is left, whose inbox groups are unlinked).
+  // minute; times are the gateway clock's, which may run ahead of Date.now()); an erasure request (a
+  // session whose lead is left, whose inbox groups are unlinked).
   await s.chatbots.configure(bot.id, { retention: { conversations_days: 30 } });
-  const [sweep] = await s.retention.claim(1, Date.now() * 1000, 1000);
-  t.equal(await s.retention.renew(sweep!, Date.now() * 1000, 1000), true);
-  t.equal(await s.retention.finish(sweep!, Date.now() * 1000 + 3_600_000_000), true);
+  const [sweep] = await s.retention.claim(1, systemClock.nowMicros(), 1000);
+  t.equal(await s.retention.renew(sweep!, systemClock.nowMicros(), 1000), true);
+  t.equal(await s.retention.finish(sweep!, systemClock.nowMicros() + 3_600_000_000), true);
   t.match(await s.conversationErasure.erase(bot.id, 'embed-lead'), { deleted: { conversation: false, lead: true } });
   // An import: a conversation and its lead written as they were in another install.
   const at = '2026-11-21T21:06:33.123456+00:00';
@@ -240,7 +242,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
       custom_data: {},
       created_at: at,
     },
-    Date.now() * 1000,
+    systemClock.nowMicros(),
   );
   await s.apiKeys.revoke(owner.id, key.id);
   stopped = true;
