@@ -123,7 +123,7 @@ export interface AppOptions {
  */
 export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const clock = options.clock ?? systemClock;
-  const handle: RedisHandle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
+  const handle: RedisHandle = await openRedis(config, logger);
   const stack: Array<() => Promise<void> | void> = [() => handle.close()];
   const unwind = async () => {
     for (const stop of stack.reverse()) await stop();
@@ -153,7 +153,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       config,
       options.egress,
     );
-    services.outbox.onEnqueued = () => dispatcher.kick();
+    services.outbox.onEnqueued = (chatbotId) => dispatcher.kick(chatbotId);
     dispatcher.start();
     stack.push(() => dispatcher.stop());
     services.relay.start();

@@ -14,6 +14,24 @@ const url = (protocols: string[]) =>
     message: `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`,
   });
 
+/** One Redis URL, or a Redis Cluster's seed nodes separated by commas. */
+const redisUrls = z.string().transform((value, ctx) => {
+  const urls = value.split(',').map((part) => part.trim());
+  for (const candidate of urls) {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(candidate).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') {
+      ctx.addIssue({ code: 'custom', message: 'must be a redis:// or rediss:// URL, or several separated by commas' });
+      return z.NEVER;
+    }
+  }
+  return urls;
+});
+
 const planQuotas = z.string().transform((value, ctx) => {
   const quotas: Record<string, number> = {};
   for (const entry of value.split(',')) {
@@ -74,7 +92,14 @@ const schema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_URL: url(['http:', 'https:']).optional(),
-  REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  /** One server, or (several URLs, or REDIS_CLUSTER=1) a Redis Cluster reached through these seed nodes. */
+  REDIS_URL: redisUrls.optional(),
+  REDIS_CLUSTER: bool01.default(false),
+  /**
+   * Replicas every script's writes wait for (WAIT) before they are acknowledged, so that a failover
+   * loses none of them; 0: Redis's asynchronous replication alone.
+   */
+  REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(5).default(0),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_:.-]{1,32}$/, { message: 'must be 1-32 characters of [A-Za-z0-9_:.-]' })

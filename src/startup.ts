@@ -36,16 +36,21 @@ export interface StartupFacts {
  */
 export function startupFacts(config: Config, setup: GatewaySetup, setupToken?: string): StartupFacts {
   const base = (config.PUBLIC_URL ?? setup.listen_url).replace(/\/+$/, '');
-  const redis = config.REDIS_URL ? new URL(config.REDIS_URL) : undefined;
+  const seeds = config.REDIS_URL?.map((url) => new URL(url).host);
   return {
     dashboard: `${base}/dashboard`,
     api: `${base}/api/v1`,
     widget_script: `${base}/widget.js`,
     providers: setup.providers,
     embeddings: config.EMBEDDINGS,
-    data: redis ? `Redis at ${redis.host}` : `a managed redis-server under ${config.DATA_DIR}`,
+    data: seeds ? redisDescription(seeds, config.REDIS_CLUSTER) : `a managed redis-server under ${config.DATA_DIR}`,
     ...(setupToken && { setup_url: `${base}/dashboard/#/setup/${setupToken}` }),
   };
+}
+
+/** Where the data lives, by host (never with credentials). */
+function redisDescription(seeds: string[], cluster: boolean): string {
+  return seeds.length > 1 || cluster ? `Redis Cluster at ${seeds.join(', ')}` : `Redis at ${seeds[0]}`;
 }
 
 /** The same facts for a person at a terminal, with the next step. */

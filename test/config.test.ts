@@ -18,6 +18,8 @@ t.test('defaults match DESIGN.md', async (t) => {
   t.equal(config.WEBHOOK_ALLOW_PRIVATE, false);
   t.equal(config.EMBEDDINGS, 'local');
   t.equal(config.REDIS_URL, undefined);
+  t.equal(config.REDIS_CLUSTER, false);
+  t.equal(config.REDIS_WAIT_REPLICAS, 0);
   t.equal(config.GRAPH_API_BASE_URL, 'https://graph.facebook.com');
   t.equal(config.GRAPH_API_VERSION, 'v26.0');
   t.equal(config.GRAPH_API_RETRY_MS, 1000);
@@ -37,15 +39,35 @@ t.test('values are parsed and typed; empty strings count as unset', async (t) =>
   t.same(config.PLAN_QUOTAS, { free: 5, scale: 7 });
   t.same(config.WEBHOOK_RETRY_DELAYS, [1, 2, 3]);
   t.equal(config.CRAWL_ALLOW_PRIVATE, true);
-  t.equal(config.REDIS_URL, 'redis://127.0.0.1:7000');
+  t.same(config.REDIS_URL, ['redis://127.0.0.1:7000']);
   t.equal(config.OPENAI_API_KEY, undefined);
+});
+
+t.test('REDIS_URL names one server or a Redis Cluster by its seed nodes', async (t) => {
+  const seeds = loadConfig({
+    REDIS_URL: 'redis://10.0.0.1:7000, rediss://u:p@10.0.0.2:7001',
+    REDIS_WAIT_REPLICAS: '1',
+  });
+  t.same(seeds.REDIS_URL, ['redis://10.0.0.1:7000', 'rediss://u:p@10.0.0.2:7001']);
+  t.equal(seeds.REDIS_WAIT_REPLICAS, 1);
+  const flagged = loadConfig({ REDIS_URL: 'redis://10.0.0.1:7000', REDIS_CLUSTER: '1' });
+  t.same([flagged.REDIS_URL, flagged.REDIS_CLUSTER], [['redis://10.0.0.1:7000'], true]);
 });
 
 t.test('a bad value stops with a message that names the variable', async (t) => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'eighty' }, /^Invalid PORT: /],
     [{ PORT: '70000' }, /^Invalid PORT: /],
-    [{ REDIS_URL: 'http://x' }, /^Invalid REDIS_URL: must use redis or rediss$/],
+    [
+      { REDIS_URL: 'http://x' },
+      /^Invalid REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or several separated by commas$/,
+    ],
+    [
+      { REDIS_URL: 'redis://a:7000,nowhere' },
+      /^Invalid REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or several/,
+    ],
+    [{ REDIS_CLUSTER: 'yes' }, /^Invalid REDIS_CLUSTER: /],
+    [{ REDIS_WAIT_REPLICAS: '6' }, /^Invalid REDIS_WAIT_REPLICAS: /],
     [{ PLAN_QUOTAS: 'free:1' }, /^Invalid PLAN_QUOTAS: "free:1" is not plan=amount$/],
     [{ PLAN_QUOTAS: 'free=1' }, /^Invalid PLAN_QUOTAS: must define the scale plan$/],
     [

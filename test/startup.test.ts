@@ -19,6 +19,16 @@ t.test('the facts name where to go, and the Redis without its credentials', asyn
     dashboard: 'https://bots.example.com/dashboard',
     data: 'a managed redis-server under /var/lib/switchboard',
   });
+  const cluster = (env: Record<string, string>) =>
+    startupFacts(loadConfig(env), gatewaySetup(loadConfig(env), 8080)).data;
+  t.equal(
+    cluster({ REDIS_URL: 'redis://:pw@10.0.0.1:7000,redis://:pw@10.0.0.2:7000' }),
+    'Redis Cluster at 10.0.0.1:7000, 10.0.0.2:7000',
+  );
+  t.equal(
+    cluster({ REDIS_URL: 'rediss://:pw@cache.example.com:6380', REDIS_CLUSTER: '1' }),
+    'Redis Cluster at cache.example.com:6380',
+  );
 });
 
 t.test('at a terminal: the same facts in words, with the next step', async (t) => {

@@ -6,7 +6,7 @@ import { NotFoundError } from '../errors.ts';
 import type { Egress } from '../net/ssrf-guard.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { DeliveryStore } from '../store/delivery-store.ts';
+import type { ClaimScope, DeliveryStore } from '../store/delivery-store.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
 import type { AttemptVerdict, ClaimedDelivery } from '../webhooks/delivery.ts';
 import type { Webhook } from '../webhooks/webhook.ts';
@@ -14,7 +14,8 @@ import { WebhookSender, type AttemptResult } from '../webhooks/webhook-sender.ts
 import type { AttemptObservation, DeliveryObserver } from '../metrics/delivery-observer.ts';
 
 /** Messages of the dispatcher actor: look for due deliveries, or record the attempts that ended. */
-export type DispatcherMessage = { type: 'poll' } | { type: 'sent' };
+/** A poll looks in every outbox shard, or in one chatbot's (its deliveries were just written). */
+export type DispatcherMessage = { type: 'poll'; chatbotId?: string } | { type: 'sent' };
 
 /** An attempt that ended, waiting to be recorded. */
 interface Finished {
@@ -67,6 +68,8 @@ export class WebhookDispatcher {
   private readonly claimToken = randomUUID();
   private timer: Timer | undefined;
   private idle: Array<() => void> = [];
+  /** The message being handled: a claim over several shards may be under way when `stop` is called. */
+  private handling: Promise<undefined> | undefined;
   /** Attempts in flight, in all and per destination host. Touched only inside the actor. */
   private running = 0;
   private readonly perDestination = new Map<string, number>();
@@ -80,7 +83,10 @@ export class WebhookDispatcher {
     this.options = options;
     this.system = nact.start();
     // nact serializes the messages; the state lives in this object's fields.
-    const receive = async (_state: undefined, message: DispatcherMessage) => this.receive(message);
+    const receive = async (_state: undefined, message: DispatcherMessage) => {
+      this.handling = this.receive(message);
+      return this.handling;
+    };
     this.actor = nact.spawn(this.system, receive, 'webhook-dispatcher', {
       onCrash: (_msg, error, ctx) => {
         this.deps.logger.error({ err: error }, 'webhook dispatcher crashed; resuming');
@@ -95,31 +101,40 @@ export class WebhookDispatcher {
     this.kick();
   }
 
-  /** New deliveries are due: look now rather than at the next poll. */
-  kick(): void {
-    nact.dispatch(this.actor, { type: 'poll' });
+  /** New deliveries are due (the chatbot's, when named): look now rather than at the next poll. */
+  kick(chatbotId?: string): void {
+    nact.dispatch(this.actor, chatbotId === undefined ? { type: 'poll' } : { type: 'poll', chatbotId });
   }
 
   /** Stops polling and waits for attempts in flight to be recorded. */
   async stop(): Promise<void> {
     this.deps.clock.clearTimer(this.timer);
     this.timer = undefined;
+    // A round under way may still claim and start attempts: they are waited for too (a round that
+    // fails is logged by the actor's onCrash).
+    await Promise.allSettled([this.handling]);
     if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     nact.stop(this.system);
   }
 
   private async receive(message: DispatcherMessage): Promise<undefined> {
-    if (message.type === 'sent') await this.recordFinished();
-    await this.dispatchDue();
+    if (message.type === 'sent') {
+      // The recorded attempts made the next deliveries of their lines due: their shards first.
+      await this.dispatchDue({ shards: await this.recordFinished(), rest: true });
+    } else if (message.chatbotId !== undefined) {
+      await this.dispatchDue({ shards: [this.deps.deliveries.shardFor(message.chatbotId)] });
+    } else {
+      await this.dispatchDue({ rest: true });
+    }
     return undefined;
   }
 
-  private async dispatchDue(): Promise<void> {
+  private async dispatchDue(scope: ClaimScope): Promise<void> {
     if (this.timer === undefined) return;
     const free = this.options.concurrency - this.running;
     if (free <= 0) return;
     const claimMs = this.options.timeoutMs + 5000;
-    const claimed = await this.deps.deliveries.claim(free, claimMs, this.claimToken);
+    const claimed = await this.deps.deliveries.claim(free, claimMs, this.claimToken, scope);
     // Each webhook read once and the deliveries put back sent together: a round that claims many
     // deliveries to one busy receiver costs a few round trips, not two per delivery (the round is
     // the actor's turn, so its cost bounds how many attempts start per second).
@@ -187,9 +202,10 @@ export class WebhookDispatcher {
     );
   }
 
-  private async recordFinished(): Promise<void> {
+  /** Records the attempts that ended; returns the outbox shards they were in. */
+  private async recordFinished(): Promise<string[]> {
     const batch = this.finished;
-    if (batch.length === 0) return;
+    if (batch.length === 0) return [];
     this.finished = [];
     for (const { delivery, destination } of batch) {
       const busy = (this.perDestination.get(destination) ?? 1) - 1;
@@ -232,6 +248,7 @@ export class WebhookDispatcher {
       this.running -= batch.length;
       if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
     }
+    return [...new Set(batch.map(({ delivery }) => delivery.shard))];
   }
 
   private retryVerdict(attempt: number): AttemptVerdict {

@@ -102,7 +102,7 @@ async function runWithServices(
     const config = loadConfig();
     // Logs would break the one-JSON-value contract on stdout: the CLI reports through its exit.
     const logger = createLogger('silent');
-    const handle = await openRedis({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }, logger);
+    const handle = await openRedis(config, logger);
     try {
       const services = createServices(handle.redis, config, systemClock, logger);
       if (chatbotName) chatbotName.command.setOptionValue('bot', await chatbotNamed(services, chatbotName.name));

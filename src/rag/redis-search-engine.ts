@@ -1,7 +1,7 @@
 import type { FtSearchOptions } from '@redis/search/dist/lib/commands/SEARCH.js';
 import type { ChunkStore } from '../store/chunk-store.ts';
 import { float32Bytes } from '../store/chunk-store.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { sendRawCommand, type RedisClient } from '../redis/redis-client.ts';
 import { isUuid } from '../uuid.ts';
 import type { ChunkRecord } from './chunk.ts';
 import { reciprocalRankFusion, type FusedEntry } from './reciprocal-rank-fusion.ts';
@@ -206,7 +206,7 @@ export class RedisSearchEngine implements SearchEngine {
     const knn = knnSearch(query);
     const [vectorReply, textRows] = await Promise.all([
       this.redis.ft.search(this.index, knn.query, knn.options),
-      textArgs ? this.redis.sendCommand(textArgs).then(parseTextAggregateReply) : [],
+      textArgs ? sendRawCommand(this.redis, textArgs).then(parseTextAggregateReply) : [],
     ]);
     const vectorRows = parseKnnReply(vectorReply);
     const fused = reciprocalRankFusion([textRows.map((row) => row.key), vectorRows.map((row) => row.key)]);
@@ -237,7 +237,7 @@ export async function createSearchIndex(
   dimensions: number,
 ): Promise<void> {
   try {
-    await redis.sendCommand(createIndexArgs(index, prefix, dimensions));
+    await sendRawCommand(redis, createIndexArgs(index, prefix, dimensions));
   } catch (error) {
     if (!(error instanceof Error) || !/already exists/i.test(error.message)) throw error;
   }
@@ -246,7 +246,7 @@ export async function createSearchIndex(
 /** Drops a space's search index, if there is one; its chunk hashes are left to the caller. */
 export async function dropSearchIndex(redis: RedisClient, index: string): Promise<void> {
   try {
-    await redis.sendCommand(['FT.DROPINDEX', index]);
+    await sendRawCommand(redis, ['FT.DROPINDEX', index]);
   } catch (error) {
     // No query engine on this server, or no index of that space: nothing to drop.
     if (!(error instanceof Error) || !/unknown (index|command)|no such index/i.test(error.message)) throw error;

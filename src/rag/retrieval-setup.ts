@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { ChunkStore } from '../store/chunk-store.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { isCluster, sendRawCommand, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import type { SignalBus } from '../redis/signal-bus.ts';
 import type { EmbeddingSpaceStore, SpaceSetting } from '../store/embedding-space-store.ts';
@@ -69,7 +69,10 @@ export type QueryEngineProbe = { usable: true } | { usable: false; reason: strin
 
 /**
  * Chooses the engine: SEARCH_ENGINE=redis or in-process as told; `auto` probes the server and uses
- * its query engine when it has one that can serve (Redis 7.4 or later).
+ * its query engine when it has one that can serve (Redis 7.4 or later). On a Redis Cluster `auto`
+ * is the in-process engine: each shard's query engine indexes only its own keys, and only a
+ * coordinator that spreads a query over the shards (Redis Software, Redis Cloud) answers from all of
+ * them, which an operator who runs one says with SEARCH_ENGINE=redis.
  */
 export async function openRetrieval(
   redis: RedisClient,
@@ -81,7 +84,8 @@ export async function openRetrieval(
 ): Promise<Retrieval> {
   const embedder = createEmbedder(config);
   const chunks = new ChunkStore(redis, keys, embedder.space);
-  const probe = config.SEARCH_ENGINE === 'in-process' ? undefined : await probeQueryEngine(redis);
+  const inProcess = config.SEARCH_ENGINE === 'in-process' || (config.SEARCH_ENGINE === 'auto' && isCluster(redis));
+  const probe = inProcess ? undefined : await probeQueryEngine(redis);
   if (config.SEARCH_ENGINE === 'redis' && !probe?.usable) {
     throw new SearchEngineUnavailableError(`SEARCH_ENGINE=redis, but ${probe?.reason}`);
   }
@@ -133,7 +137,7 @@ export async function settleEmbeddingSpace(
 /** Whether the server has a query engine retrieval can use: FT._LIST answers, and Redis is 7.4 or later. */
 export async function probeQueryEngine(redis: RedisClient): Promise<QueryEngineProbe> {
   try {
-    await redis.sendCommand(['FT._LIST']);
+    await sendRawCommand(redis, ['FT._LIST']);
   } catch {
     return { usable: false, reason: 'this Redis has no query engine (FT._LIST failed)' };
   }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RedisClient } from './redis-client.ts';
+import { waitForReplicas, type RedisClient } from './redis-client.ts';
 
 /**
  * What a script takes and answers: its keys and arguments as named tuples (a rest element where the
@@ -42,11 +42,14 @@ export class LuaScript<S extends ScriptSignature = never> {
     const options = { keys, arguments: args.map(String) };
     // The one place a reply is trusted to be what the script's signature says it returns: TypeScript
     // takes any reply for `S['reply']`, whose constraint is `unknown`, so no call site casts.
+    let reply: S['reply'];
     try {
-      return await redis.evalSha(this.sha1, options);
+      reply = await redis.evalSha(this.sha1, options);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return await redis.eval(this.source, options);
+      reply = await redis.eval(this.source, options);
     }
+    if (keys[0] !== undefined) await waitForReplicas(redis, keys[0]);
+    return reply;
   }
 }

@@ -1,18 +1,105 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ClientClosedError,
   ClientOfflineError,
   createClient,
+  createCluster,
+  DisconnectsClientError,
+  ErrorReply,
+  RootNodesUnavailableError,
   SocketClosedUnexpectedlyError,
   TimeoutError,
 } from 'redis';
+import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { ManagedRedis } from './managed-redis.ts';
 
-/** The one Redis connection of a process (node-redis pipelines concurrent commands on it). */
-export type RedisClient = ReturnType<typeof createCachingClient>;
+/**
+ * The process's Redis: one connection to a single server (node-redis pipelines concurrent commands
+ * on it), or a Redis Cluster client holding one connection per node and sending each command to the
+ * node that serves its key's slot (following MOVED, and the topology after a failover).
+ */
+export type RedisClient = RedisNodeClient | RedisClusterClient;
+export type RedisNodeClient = ReturnType<typeof createCachingClient>;
+export type RedisClusterClient = ReturnType<typeof createCachingCluster>;
 
-/** Where to reach Redis: a URL, or the managed server's unix socket. */
-export type RedisEndpoint = { url: string } | { socketPath: string };
+/** Where to reach Redis: a URL, the managed server's unix socket, or a cluster's seed nodes. */
+export type RedisEndpoint = { url: string } | { socketPath: string } | { cluster: string[] };
+
+/** Whether the client is a Redis Cluster client (every other client talks to one server). */
+export function isCluster(redis: RedisClient): redis is RedisClusterClient {
+  return 'masters' in redis;
+}
+
+/**
+ * How long a write waits for replicas to confirm it (REDIS_WAIT_REPLICAS) before it is acknowledged
+ * anyway: a replica that is down must not stop the service. WAIT holds the node's connection (the
+ * commands pipelined behind it wait too), so it is short: replicas confirm within a millisecond or
+ * two when they are there.
+ */
+export const REPLICA_WAIT_MS = 250;
+/**
+ * How long writes to a server whose replicas did not confirm in time go unconfirmed before they wait
+ * again (a master promoted in a failover has no replica until one is added).
+ */
+export const UNREPLICATED_RECHECK_MS = 10_000;
+
+/** Replicas each script's writes wait for, by client (REDIS_WAIT_REPLICAS; none when absent). */
+const replicaWaits = new WeakMap<RedisClient, { replicas: number; logger: Logger }>();
+/** Servers (by their node connection) whose replicas did not confirm a write, and until when. */
+const unreplicated = new WeakMap<RedisNodeClient, number>();
+
+/**
+ * After a write of `key` (a script's first key): with REDIS_WAIT_REPLICAS set, waits until that many
+ * replicas of the key's server hold it (WAIT on the connection that wrote), so that a failover
+ * promoting one of them cannot lose what was acknowledged. A server whose replicas do not confirm
+ * within REPLICA_WAIT_MS is logged once and not waited for during UNREPLICATED_RECHECK_MS.
+ */
+export async function waitForReplicas(redis: RedisClient, key: string): Promise<void> {
+  const wait = replicaWaits.get(redis);
+  if (!wait) return;
+  const node = isCluster(redis) ? await redis.getNodeClientForKey(key) : redis;
+  if ((unreplicated.get(node) ?? 0) > Date.now()) return;
+  const acknowledged = await node.sendCommand<number>(['WAIT', String(wait.replicas), String(REPLICA_WAIT_MS)]);
+  if (acknowledged < wait.replicas) {
+    unreplicated.set(node, Date.now() + UNREPLICATED_RECHECK_MS);
+    wait.logger.warn(
+      { wanted: wait.replicas, acknowledged, node: describeNode(node) },
+      'writes are not confirmed by enough replicas: acknowledged without waiting for a while',
+    );
+  }
+}
+
+function describeNode(node: RedisNodeClient): string | undefined {
+  const socket = node.options?.socket;
+  return socket && 'host' in socket ? `${socket.host}:${socket.port}` : undefined;
+}
+
+/**
+ * A command node-redis has no method for (the query engine's FT.*): on a cluster it goes to the node
+ * serving `key`'s slot, or to any node without one.
+ */
+export function sendRawCommand<T>(redis: RedisClient, args: string[], key?: string): Promise<T> {
+  return isCluster(redis) ? redis.sendCommand<T>(key, false, args) : redis.sendCommand<T>(args);
+}
+
+/** Options of a key scan (node-redis's SCAN options). */
+interface ScanOptions {
+  MATCH: string;
+  COUNT: number;
+}
+
+/** The keys matching a pattern, in batches: on a cluster, every master's keys in turn. */
+export async function* scanKeys(redis: RedisClient, options: ScanOptions): AsyncGenerator<string[]> {
+  if (!isCluster(redis)) {
+    yield* redis.scanIterator(options);
+    return;
+  }
+  for (const master of redis.masters) {
+    const node = await redis.nodeClient(master);
+    yield* node.scanIterator(options);
+  }
+}
 
 /** Entries in the client-side cache of Redis reads (least recently used evicted first). */
 const CLIENT_CACHE_ENTRIES = 10_000;
@@ -35,7 +122,12 @@ export function isRedisUnavailable(error: unknown): boolean {
     error instanceof ClientOfflineError ||
     error instanceof ClientClosedError ||
     error instanceof SocketClosedUnexpectedlyError ||
-    error instanceof TimeoutError
+    error instanceof TimeoutError ||
+    // A cluster node that went away under a command, or no node of a cluster answering.
+    error instanceof DisconnectsClientError ||
+    error instanceof RootNodesUnavailableError ||
+    // A cluster between a master's failure and its replica's promotion.
+    (error instanceof ErrorReply && /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/.test(error.message))
   );
 }
 
@@ -48,7 +140,31 @@ export class RedisUnreachableError extends Error {
  * Connects the process's Redis client. The first connection gets about 4 s of retries and then fails
  * with a one-line reason; once connected, the client reconnects for ever with capped backoff.
  */
-export async function connectRedis(endpoint: RedisEndpoint, logger: Logger): Promise<RedisClient> {
+export async function connectRedis(
+  endpoint: { url: string } | { socketPath: string },
+  logger: Logger,
+  options?: ConnectOptions,
+): Promise<RedisNodeClient>;
+export async function connectRedis(
+  endpoint: RedisEndpoint,
+  logger: Logger,
+  options?: ConnectOptions,
+): Promise<RedisClient>;
+export async function connectRedis(
+  endpoint: RedisEndpoint,
+  logger: Logger,
+  options: ConnectOptions = {},
+): Promise<RedisClient> {
+  const client =
+    'cluster' in endpoint ? await connectCluster(endpoint.cluster, logger) : await connectNode(endpoint, logger);
+  if (options.waitReplicas) replicaWaits.set(client, { replicas: options.waitReplicas, logger });
+  return client;
+}
+
+async function connectNode(
+  endpoint: { url: string } | { socketPath: string },
+  logger: Logger,
+): Promise<RedisNodeClient> {
   let wasReady = false;
   const reconnectStrategy = (retries: number, cause: Error) => {
     if (wasReady) return Math.min(50 * 2 ** retries, 2000);
@@ -69,13 +185,60 @@ export async function connectRedis(endpoint: RedisEndpoint, logger: Logger): Pro
   return client;
 }
 
+/** How soon a cluster client asks for the topology again once a node stopped answering. */
+const TOPOLOGY_REFRESH_MS = 500;
+
+/**
+ * Connects a Redis Cluster client through the first seed node that answers (about 4 s of retries
+ * over all of them, then a one-line reason). Its node connections reconnect for ever with capped
+ * backoff; a node that stays away makes it read the topology again from the others, which is how
+ * it finds the replica promoted in place of a failed master.
+ */
+async function connectCluster(seeds: string[], logger: Logger): Promise<RedisClusterClient> {
+  let wasReady = false;
+  const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** retries, 2000);
+  for (let attempt = 0; ; attempt += 1) {
+    const cluster = createCachingCluster(seeds, reconnectStrategy);
+    cluster.on('error', (error: Error) => {
+      if (wasReady) logger.warn({ err: error.message }, 'redis cluster error');
+    });
+    cluster.on('node-error', (error: Error, node: { host: string; port: number }) => {
+      if (wasReady)
+        logger.warn({ err: error.message, node: `${node.host}:${node.port}` }, 'redis node connection error');
+    });
+    try {
+      await cluster.connect();
+      wasReady = true;
+      return cluster;
+    } catch (error) {
+      cluster.destroy();
+      if (attempt >= 10) {
+        const cause = error instanceof Error ? error.message : String(error);
+        throw new RedisUnreachableError(`Redis Cluster is not reachable at ${seeds.map(hostOf).join(', ')}: ${cause}`);
+      }
+      await sleep(Math.min(50 * 2 ** attempt, 500));
+    }
+  }
+}
+
+function createCachingCluster(seeds: string[], reconnectStrategy: (retries: number) => number) {
+  return createCluster({
+    rootNodes: seeds.map((url) => ({ url })),
+    RESP: 3,
+    clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES },
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_MS,
+    defaults: { disableOfflineQueue: true, socket: { reconnectStrategy } },
+  });
+}
+
 /**
  * RESP3 with client-side caching: reads of rarely-changing records (chatbots, sources, key owners)
  * are answered from memory, and Redis's tracking invalidates them the moment any process writes the
  * key, so every gateway still treats Redis as the source of truth.
  */
 function createCachingClient(
-  endpoint: RedisEndpoint,
+  endpoint: { url: string } | { socketPath: string },
   reconnectStrategy: (retries: number, cause: Error) => number | Error,
 ) {
   const socket = 'url' in endpoint ? { reconnectStrategy } : { path: endpoint.socketPath, reconnectStrategy };
@@ -109,10 +272,21 @@ function startTransaction(redis: RedisClient) {
 }
 
 /** Where Redis is, without credentials. */
-function where(endpoint: RedisEndpoint): string {
-  if ('socketPath' in endpoint) return endpoint.socketPath;
-  const url = new URL(endpoint.url);
+function where(endpoint: { url: string } | { socketPath: string }): string {
+  return 'socketPath' in endpoint ? endpoint.socketPath : hostOf(endpoint.url);
+}
+
+function hostOf(redisUrl: string): string {
+  const url = new URL(redisUrl);
   return `${url.hostname}:${url.port || '6379'}`;
+}
+
+/** The configuration openRedis follows. */
+export type RedisSettings = Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER' | 'REDIS_WAIT_REPLICAS' | 'DATA_DIR'>;
+
+interface ConnectOptions {
+  /** Replicas each script's writes wait for (REDIS_WAIT_REPLICAS). */
+  waitReplicas?: number;
 }
 
 /** The process's Redis: a connected client and how to let go of it (and of a managed server). */
@@ -125,18 +299,18 @@ export interface RedisHandle {
  * Connects to `REDIS_URL`, or, when it is unset, to the managed local redis-server under `DATA_DIR`
  * (started here when none is running, and then stopped by `close`).
  */
-export async function openRedis(
-  settings: { redisUrl: string | undefined; dataDir: string },
-  logger: Logger,
-): Promise<RedisHandle> {
-  if (settings.redisUrl) {
-    const redis = await connectRedis({ url: settings.redisUrl }, logger);
+export async function openRedis(settings: RedisSettings, logger: Logger): Promise<RedisHandle> {
+  const options = { waitReplicas: settings.REDIS_WAIT_REPLICAS };
+  const urls = settings.REDIS_URL;
+  if (urls) {
+    const endpoint = urls.length > 1 || settings.REDIS_CLUSTER ? { cluster: urls } : { url: urls[0]! };
+    const redis = await connectRedis(endpoint, logger, options);
     return { redis, close: () => closeClient(redis) };
   }
-  const managed = new ManagedRedis(settings.dataDir, logger);
+  const managed = new ManagedRedis(settings.DATA_DIR, logger);
   await managed.start();
   try {
-    const redis = await connectRedis({ socketPath: managed.socketPath }, logger);
+    const redis = await connectRedis({ socketPath: managed.socketPath }, logger, options);
     return {
       redis,
       close: async () => {

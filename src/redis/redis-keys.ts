@@ -1,3 +1,10 @@
+import { createHash } from 'node:crypto';
+
+/** Hash tags the webhook outbox is spread over (changing it would strand the deliveries of a tag). */
+export const DELIVERY_SHARDS = 16;
+/** The outbox's one tag before it was sharded. */
+export const LEGACY_DELIVERY_SHARD = 'wh';
+
 /**
  * Every Redis key the gateway uses, under one configurable prefix. Keys of one account share the hash
  * tag `{u:<user_id>}` and keys of one chatbot share `{b:<chatbot_id>}`, so each multi-key script touches
@@ -259,21 +266,35 @@ export class RedisKeys {
   webhookOwner(webhookId: string): string {
     return `${this.prefix}webhook-bot:${webhookId}`;
   }
-  /** Every delivery key shares the `{wh}` tag, so one script can claim, log and reschedule. */
-  deliveryPrefix(): string {
-    return `${this.prefix}{wh}:`;
+  /**
+   * The delivery shard of a chatbot's webhook deliveries: one of DELIVERY_SHARDS hash tags, so that
+   * on a Redis Cluster the outbox spreads over the slots while one script still claims, logs and
+   * reschedules the deliveries of one shard, and a conversation's deliveries stay in one line.
+   */
+  deliveryShard(chatbotId: string): string {
+    return `wh:${createHash('sha1').update(chatbotId).digest()[0]! % DELIVERY_SHARDS}`;
   }
-  deliveriesDue(): string {
-    return `${this.prefix}{wh}:due`;
+  /**
+   * Every delivery shard, the one tag every delivery shared before the outbox was sharded first: its
+   * deliveries are still claimed, looked up and listed until they expire (nothing is written there).
+   */
+  deliveryShards(): string[] {
+    return [LEGACY_DELIVERY_SHARD, ...Array.from({ length: DELIVERY_SHARDS }, (_, i) => `wh:${i}`)];
   }
-  delivery(deliveryId: string): string {
-    return `${this.prefix}{wh}:delivery:${deliveryId}`;
+  deliveryPrefix(shard: string): string {
+    return `${this.prefix}{${shard}}:`;
   }
-  deliveryAttempts(deliveryId: string): string {
-    return `${this.prefix}{wh}:delivery:${deliveryId}:attempts`;
+  deliveriesDue(shard: string): string {
+    return `${this.prefix}{${shard}}:due`;
   }
-  deliveryLog(webhookId: string): string {
-    return `${this.prefix}{wh}:log:${webhookId}`;
+  delivery(shard: string, deliveryId: string): string {
+    return `${this.prefix}{${shard}}:delivery:${deliveryId}`;
+  }
+  deliveryAttempts(shard: string, deliveryId: string): string {
+    return `${this.prefix}{${shard}}:delivery:${deliveryId}:attempts`;
+  }
+  deliveryLog(shard: string, webhookId: string): string {
+    return `${this.prefix}{${shard}}:log:${webhookId}`;
   }
   /** Chunk hashes of one embedding space share this prefix (the search index's PREFIX). */
   chunkPrefix(space: string): string {

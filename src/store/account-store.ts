@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import { checkEmail, checkPlan, normalizeEmail, type Account } from '../accounts/account.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { scanKeys, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** Accounts (id, email, plan). Email addresses are unique, compared lowercased. */
@@ -157,7 +157,7 @@ export class AccountStore {
   private async *claimedIds(): AsyncGenerator<string[]> {
     // The prefix has no glob characters (REDIS_PREFIX allows [A-Za-z0-9_:.-]).
     const claims = `${this.keys.userByEmail('')}*`;
-    for await (const keys of this.redis.scanIterator({ MATCH: claims, COUNT: 1000 })) {
+    for await (const keys of scanKeys(this.redis, { MATCH: claims, COUNT: 1000 })) {
       // One GET per key: in a Redis Cluster the claims are spread over the slots.
       const values = await Promise.all(keys.map((key) => this.redis.get(key)));
       yield values.filter((id): id is string => Boolean(id));

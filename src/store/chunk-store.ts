@@ -1,6 +1,6 @@
 import { RESP_TYPES } from 'redis';
 import type { ChunkRecord } from '../rag/chunk.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { scanKeys, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { otherSpace } from './embedding-space-store.ts';
 
@@ -67,7 +67,7 @@ export class ChunkStore {
   /** Deletes every chunk of this space (the old space once a re-embedding has switched); returns how many. */
   async drop(batchSize = 500): Promise<number> {
     let count = 0;
-    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+    for await (const keys of scanKeys(this.redis, { MATCH: `${this.prefix}*`, COUNT: batchSize })) {
       if (keys.length === 0) continue;
       // One DEL per key: in a Redis Cluster the chunks of different chatbots are in different slots.
       await Promise.all(keys.map((key) => this.redis.del(key)));
@@ -79,7 +79,7 @@ export class ChunkStore {
   /** How many chunks this space holds. */
   async count(batchSize = 1000): Promise<number> {
     let count = 0;
-    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+    for await (const keys of scanKeys(this.redis, { MATCH: `${this.prefix}*`, COUNT: batchSize })) {
       count += keys.length;
     }
     return count;
@@ -123,7 +123,7 @@ export class ChunkStore {
 
   /** Whether this embedding space holds any chunk. */
   async any(): Promise<boolean> {
-    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: 1000 })) {
+    for await (const keys of scanKeys(this.redis, { MATCH: `${this.prefix}*`, COUNT: 1000 })) {
       if (keys.length > 0) return true;
     }
     return false;
@@ -132,7 +132,7 @@ export class ChunkStore {
   /** Every chunk of this embedding space, in batches (the in-process engine's startup load). */
   async *all(batchSize = 500): AsyncGenerator<ChunkRecord[]> {
     let batch: string[] = [];
-    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+    for await (const keys of scanKeys(this.redis, { MATCH: `${this.prefix}*`, COUNT: batchSize })) {
       batch.push(...keys);
       if (batch.length >= batchSize) {
         yield await this.load(batch);
@@ -148,7 +148,7 @@ export class ChunkStore {
    */
   async keysByChatbot(batchSize = 1000): Promise<Map<string, string[]>> {
     const byChatbot = new Map<string, string[]>();
-    for await (const keys of this.redis.scanIterator({ MATCH: `${this.prefix}*`, COUNT: batchSize })) {
+    for await (const keys of scanKeys(this.redis, { MATCH: `${this.prefix}*`, COUNT: batchSize })) {
       for (const key of keys) {
         const chatbotId = chatbotIdFromKey(key);
         const listed = byChatbot.get(chatbotId);

@@ -11,7 +11,7 @@ import { NotFoundError, ValidationError } from '../errors.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
-import type { RedisKeys } from '../redis/redis-keys.ts';
+import { LEGACY_DELIVERY_SHARD, type RedisKeys } from '../redis/redis-keys.ts';
 
 // Deliveries of one order key (one webhook, one conversation or lead) wait for their first attempt in
 // a sorted set `order:<key>`, in the order they were written; only its first may be claimed for a
@@ -177,15 +177,24 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 'ok'
 `);
 
+/** Where a claim looks: these shards first, then (with `rest`) all the others. */
+export interface ClaimScope {
+  shards?: string[];
+  rest?: boolean;
+}
+
 /**
  * The durable outbox of webhook deliveries: enqueue, claim with a lease, record each attempt and
- * reschedule or finish, redeliver, and the per-webhook delivery log.
+ * reschedule or finish, redeliver, and the per-webhook delivery log. Deliveries are spread over the
+ * shards of RedisKeys.deliveryShard by chatbot; each script works inside one shard.
  */
 export class DeliveryStore {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly retentionSeconds: number;
+  /** Where the next claim over every shard starts, so that no shard waits behind the others. */
+  private nextShard = 0;
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, retentionDays: number) {
     this.redis = redis;
@@ -194,13 +203,14 @@ export class DeliveryStore {
     this.retentionSeconds = retentionDays * 24 * 3600;
   }
 
-  /** Writes a pending delivery, due now. */
+  /** Writes a pending delivery, due now; returns its id. */
   async enqueue(input: NewDelivery): Promise<string> {
     const id = input.id;
+    const shard = this.keys.deliveryShard(input.chatbotId);
     const now = this.clock.nowMicros();
     await ENQUEUE.run(
       this.redis,
-      [this.keys.deliveriesDue(), this.keys.deliveryLog(input.webhookId)],
+      [this.keys.deliveriesDue(shard), this.keys.deliveryLog(shard, input.webhookId)],
       [
         id,
         input.webhookId,
@@ -211,19 +221,50 @@ export class DeliveryStore {
         input.maxAttempts,
         input.orderKey,
         now - this.retentionSeconds * 1_000_000,
-        this.keys.deliveryPrefix(),
+        this.keys.deliveryPrefix(shard),
       ],
     );
     return id;
   }
 
-  /** Claims up to `limit` due deliveries for `claimMs`. */
-  async claim(limit: number, claimMs: number, token: string): Promise<ClaimedDelivery[]> {
+  /** The shard a chatbot's deliveries are written to. */
+  shardFor(chatbotId: string): string {
+    return this.keys.deliveryShard(chatbotId);
+  }
+
+  /**
+   * Claims up to `limit` due deliveries for `claimMs`, one shard after another until the limit: the
+   * scope's shards first, then (with `rest`) every other shard, starting one further each time so
+   * that none waits behind the others.
+   */
+  async claim(
+    limit: number,
+    claimMs: number,
+    token: string,
+    scope: ClaimScope = { rest: true },
+  ): Promise<ClaimedDelivery[]> {
+    const first = scope.shards ?? [];
+    const order = [...first];
+    if (scope.rest) {
+      const all = this.keys.deliveryShards();
+      const start = this.nextShard;
+      this.nextShard = (start + 1) % all.length;
+      for (const shard of [...all.slice(start), ...all.slice(0, start)]) if (!first.includes(shard)) order.push(shard);
+    }
+    const claimed: ClaimedDelivery[] = [];
+    for (const shard of order) {
+      if (claimed.length >= limit) break;
+      claimed.push(...(await this.claimFrom(shard, limit - claimed.length, claimMs, token)));
+    }
+    return claimed;
+  }
+
+  private async claimFrom(shard: string, limit: number, claimMs: number, token: string): Promise<ClaimedDelivery[]> {
     const now = this.clock.nowMicros();
     const rows = await CLAIM.run(
       this.redis,
-      [this.keys.deliveriesDue()],
-      [now, limit, now + claimMs * 1000, token, this.keys.deliveryPrefix()],
+      [this.keys.deliveriesDue(shard)],
+      [now, limit, now + claimMs * 1000, token, this.keys.deliveryPrefix(shard)],
     );
     return rows.map(([id, webhookId, chatbotId, event, body, attempt, orderKey]) => ({
       id,
@@ -234,6 +275,7 @@ export class DeliveryStore {
       attempt,
       token,
       orderKey,
+      shard,
     }));
   }
 
@@ -248,68 +290,116 @@ export class DeliveryStore {
       verdict: AttemptVerdict;
     }>,
   ): Promise<AttemptOutcome[]> {
-    if (attempts.length === 0) return [];
-    const batch = attempts.flatMap(({ delivery, attempt, verdict }) => {
-      const { atMicros, ...rest } = attempt;
-      return [
-        delivery.id,
-        delivery.token,
-        JSON.stringify({ ...rest, at: atMicros }),
-        verdict.kind,
-        verdict.kind === 'retry' ? verdict.atMicros : 0,
-      ];
+    // One script per shard the batch touches, each answering for its attempts in their order.
+    const byShard = new Map<string, number[]>();
+    attempts.forEach(({ delivery }, i) => {
+      const indexes = byShard.get(delivery.shard);
+      if (indexes === undefined) byShard.set(delivery.shard, [i]);
+      else indexes.push(i);
     });
-    return COMPLETE.run(
-      this.redis,
-      [this.keys.deliveriesDue()],
-      [this.keys.deliveryPrefix(), this.retentionSeconds, this.clock.nowMicros(), ...batch],
+    const outcomes: AttemptOutcome[] = new Array<AttemptOutcome>(attempts.length);
+    const now = this.clock.nowMicros();
+    await Promise.all(
+      [...byShard].map(async ([shard, indexes]) => {
+        const batch = indexes.flatMap((i) => {
+          const { delivery, attempt, verdict } = attempts[i]!;
+          const { atMicros, ...rest } = attempt;
+          return [
+            delivery.id,
+            delivery.token,
+            JSON.stringify({ ...rest, at: atMicros }),
+            verdict.kind,
+            verdict.kind === 'retry' ? verdict.atMicros : 0,
+          ];
+        });
+        const replies = await COMPLETE.run(
+          this.redis,
+          [this.keys.deliveriesDue(shard)],
+          [this.keys.deliveryPrefix(shard), this.retentionSeconds, now, ...batch],
+        );
+        indexes.forEach((i, n) => (outcomes[i] = replies[n]!));
+      }),
     );
+    return outcomes;
   }
 
   /** Gives a claimed delivery back, unattempted, due at `atMicros`. */
   async release(delivery: ClaimedDelivery, atMicros: number): Promise<void> {
     await RELEASE.run(
       this.redis,
-      [this.keys.deliveriesDue(), this.keys.delivery(delivery.id)],
+      [this.keys.deliveriesDue(delivery.shard), this.keys.delivery(delivery.shard, delivery.id)],
       [delivery.id, delivery.token, atMicros],
     );
   }
 
   /** Gives a delivered or failed delivery one more attempt, now. */
   async redeliver(deliveryId: string): Promise<Delivery> {
+    const shard = await this.shardOf(deliveryId);
+    if (shard === undefined) throw new NotFoundError('Delivery not found.');
     const reply = await REDELIVER.run(
       this.redis,
-      [this.keys.deliveriesDue(), this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)],
+      [
+        this.keys.deliveriesDue(shard),
+        this.keys.delivery(shard, deliveryId),
+        this.keys.deliveryAttempts(shard, deliveryId),
+      ],
       [deliveryId, this.clock.nowMicros()],
     );
     if (reply === 'missing') throw new NotFoundError('Delivery not found.');
     if (reply === 'pending') throw new ValidationError('Delivery is still pending.');
-    return this.get(deliveryId);
+    return this.read(shard, deliveryId);
   }
 
   async get(deliveryId: string): Promise<Delivery> {
+    const shard = await this.shardOf(deliveryId);
+    if (shard === undefined) throw new NotFoundError('Delivery not found.');
+    return this.read(shard, deliveryId);
+  }
+
+  private async read(shard: string, deliveryId: string): Promise<Delivery> {
     // One transaction, never the client-side cache: two separate reads could pair a fresh record with
     // a cached attempt list from before the attempt that finished it.
     const [record, attempts] = (await this.redis
       .multi()
-      .hGetAll(this.keys.delivery(deliveryId))
-      .lRange(this.keys.deliveryAttempts(deliveryId), 0, -1)
+      .hGetAll(this.keys.delivery(shard, deliveryId))
+      .lRange(this.keys.deliveryAttempts(shard, deliveryId), 0, -1)
       .exec()) as unknown as [Record<string, string>, string[]];
     if (!record.id) throw new NotFoundError('Delivery not found.');
     return toView(record, attempts);
   }
 
   /**
-   * The delivery log of a webhook, newest first, one page at a time. An entry whose delivery expired
-   * (past retention) is skipped; any other failure is an error, never a silently shorter log.
+   * The shard holding a delivery, asked of every shard at once (the id alone does not say: the
+   * CLI's and the dashboard's redelivery name only the delivery).
+   */
+  private async shardOf(deliveryId: string): Promise<string | undefined> {
+    const shards = this.keys.deliveryShards();
+    const found = await Promise.all(shards.map((shard) => this.redis.exists(this.keys.delivery(shard, deliveryId))));
+    return shards[found.findIndex((count) => count > 0)];
+  }
+
+  /**
+   * The delivery log of a webhook, newest first, one page at a time: its chatbot's shard, merged with
+   * what the outbox's tag before sharding still holds. An entry whose delivery expired (past
+   * retention) is skipped; any other failure is an error, never a silently shorter log.
    */
   async log(webhookId: string, page: { offset?: number; limit?: number } = {}): Promise<Delivery[]> {
     const offset = page.offset ?? 0;
     const limit = Math.min(page.limit ?? 100, 1000);
-    const ids = await this.redis.zRange(this.keys.deliveryLog(webhookId), offset, offset + limit - 1, { REV: true });
+    // The webhook's chatbot names its shard (WebhookStore writes this lookup with the webhook).
+    const chatbotId = await this.redis.get(this.keys.webhookOwner(webhookId));
+    const shards = chatbotId ? [this.keys.deliveryShard(chatbotId), LEGACY_DELIVERY_SHARD] : [LEGACY_DELIVERY_SHARD];
+    const lists = await Promise.all(
+      shards.map(async (shard) => {
+        const key = this.keys.deliveryLog(shard, webhookId);
+        const entries = await this.redis.zRangeWithScores(key, 0, offset + limit - 1, { REV: true });
+        return entries.map((entry) => ({ shard, id: entry.value, score: entry.score }));
+      }),
+    );
+    const newestFirst = lists.flat().sort((a, b) => b.score - a.score);
     const views = await Promise.all(
-      ids.map((id) =>
-        this.get(id).catch((error: unknown) => {
+      newestFirst.slice(offset, offset + limit).map((entry) =>
+        this.read(entry.shard, entry.id).catch((error: unknown) => {
           if (error instanceof NotFoundError) return undefined;
           throw error;
         }),
@@ -320,12 +410,17 @@ export class DeliveryStore {
 
   /** The chatbot whose webhook a delivery belongs to (undefined when there is no such delivery). */
   async chatbotOf(deliveryId: string): Promise<string | undefined> {
-    return (await this.redis.hGet(this.keys.delivery(deliveryId), 'chatbot_id')) ?? undefined;
+    const shard = await this.shardOf(deliveryId);
+    if (shard === undefined) return undefined;
+    return (await this.redis.hGet(this.keys.delivery(shard, deliveryId), 'chatbot_id')) ?? undefined;
   }
 
-  /** Deliveries waiting in the due queue (pending, including claimed ones). */
+  /** Deliveries waiting in the due queues (pending, including claimed ones). */
   async pendingCount(): Promise<number> {
-    return this.redis.zCard(this.keys.deliveriesDue());
+    const counts = await Promise.all(
+      this.keys.deliveryShards().map((shard) => this.redis.zCard(this.keys.deliveriesDue(shard))),
+    );
+    return counts.reduce((sum, count) => sum + count, 0);
   }
 }
 

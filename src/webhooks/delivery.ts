@@ -26,6 +26,8 @@ export interface ClaimedDelivery {
   token: string;
   /** Ordering key: deliveries of one conversation to one webhook go out one after another. */
   orderKey: string;
+  /** The outbox shard (hash tag) it was claimed from. */
+  shard: string;
 }
 
 /** One attempt as recorded, its time in microseconds (the log shows it as a timestamp). */

@@ -15,7 +15,8 @@ export class WebhookOutbox implements EventSink {
   private readonly webhooks: WebhookStore;
   private readonly deliveries: DeliveryStore;
   private readonly maxAttempts: number;
-  onEnqueued: () => void = () => {};
+  /** Deliveries of the chatbot were just written. */
+  onEnqueued: (chatbotId: string) => void = () => {};
 
   constructor(webhooks: WebhookStore, deliveries: DeliveryStore, retryDelays: number[]) {
     this.webhooks = webhooks;
@@ -28,7 +29,7 @@ export class WebhookOutbox implements EventSink {
     if (subscribers.length === 0) return;
     const body = JSON.stringify(event);
     await Promise.all(subscribers.map((hook) => this.enqueue(hook, event, body, key)));
-    this.onEnqueued();
+    this.onEnqueued(event.chatbot_id);
   }
 
   /** Whether an active webhook of the chatbot selected any of `events` (read through the client cache). */
@@ -43,7 +44,7 @@ export class WebhookOutbox implements EventSink {
    */
   async emitTo(hook: Webhook, event: WebhookEvent): Promise<string> {
     const id = await this.enqueue(hook, event, JSON.stringify(event));
-    this.onEnqueued();
+    this.onEnqueued(event.chatbot_id);
     return id;
   }
 

@@ -27,8 +27,8 @@ t.teardown(async () => {
 function recordingClaims(deliveries: DeliveryStore): { store: DeliveryStore; claims: ClaimedDelivery[][] } {
   const claims: ClaimedDelivery[][] = [];
   const store = Object.create(deliveries) as DeliveryStore;
-  store.claim = async (limit, claimMs, token) => {
-    const claimed = await deliveries.claim(limit, claimMs, token);
+  store.claim = async (limit, claimMs, token, scope) => {
+    const claimed = await deliveries.claim(limit, claimMs, token, scope);
     claims.push(claimed);
     return claimed;
   };
@@ -174,7 +174,10 @@ t.test('a passing error reading the webhook retries the delivery; only a deleted
   // Released unattempted, due again at the next poll (pollMs later).
   const nextPoll = t0 + POLL_MS * 1000;
   const released = await entryWhen('the delivery', () => true);
-  await until(async () => (await redis.zScore(keys.deliveriesDue(), released.id)) === nextPoll, 'the release');
+  await until(
+    async () => (await redis.zScore(keys.deliveriesDue(keys.deliveryShard(chatbotId)), released.id)) === nextPoll,
+    'the release',
+  );
   t.equal(released.status, 'pending');
   t.same((await deliveries.log(hook.id))[0]!.attempts, []);
   t.equal(failures, 0);
@@ -189,9 +192,14 @@ t.test('a passing error reading the webhook retries the delivery; only a deleted
   );
   t.equal(receiver.received.length, received + 1);
   await emit();
+  // Read by id: the log of a deleted webhook is not listed (its chatbot, which names the shard, is gone).
+  const pending = await entryWhen('the second delivery', (entry) => entry.id !== delivered.id);
   await webhooks.delete(hook.id);
   dispatcher.kick();
-  const gone = await entryWhen('the failed delivery', (entry) => entry.status === 'failed');
+  const gone = await until(async () => {
+    const entry = await deliveries.get(pending.id);
+    return entry.status === 'failed' && entry;
+  }, 'the failed delivery');
   t.same(
     gone.attempts.map((a) => [a.attempt, a.status_code, a.error]),
     [[1, null, 'webhook was deleted']],
@@ -248,11 +256,58 @@ t.test('a round to one busy receiver reads its webhook once and puts back togeth
   await until(() => receiver.received.length === received + 2, 'two attempts in flight');
   t.equal(claims[0]!.length, 8, 'the round claimed as many as the total concurrency allows');
   t.equal(reads, 1, 'the webhook was read once for the round');
-  const due = await redis.zRangeWithScores(keys.deliveriesDue(), 0, -1);
+  const due = await redis.zRangeWithScores(keys.deliveriesDue(keys.deliveryShard(chatbotId)), 0, -1);
   const CLAIM_MS = 2000 + 5000;
   t.same(
     due.map((entry) => entry.score),
     [t0, t0, ...Array<number>(2).fill(t0 + CLAIM_MS * 1000), ...Array<number>(6).fill(t0 + POLL_MS * 1000)],
     'two never claimed, two claimed for their attempt, six put back for the next poll',
+  );
+});
+
+t.test('stop waits for the round under way: what it claims is attempted and recorded first', async (t) => {
+  const clock = new SimulatedClock();
+  const keys = new RedisKeys(`stop-${crypto.randomUUID().slice(0, 8)}:`);
+  const webhooks = new WebhookStore(redis, keys, clock, true);
+  const deliveries = new DeliveryStore(redis, keys, clock, 30);
+  // The round's claim (one shard after another) is held open until the test lets it go on.
+  let letGo: () => void = () => {};
+  let claiming = false;
+  const slow = Object.create(deliveries) as DeliveryStore;
+  slow.claim = async (limit, claimMs, token, scope) => {
+    claiming = true;
+    await new Promise<void>((resolve) => (letGo = resolve));
+    return deliveries.claim(limit, claimMs, token, scope);
+  };
+  const dispatcher = new WebhookDispatcher(
+    {
+      deliveries: slow,
+      webhooks,
+      sender: new WebhookSender({ timeoutMs: 2000, allowPrivate: true }),
+      clock,
+      logger: createLogger('silent'),
+    },
+    { retryDelays: [60], concurrency: 8, destinationConcurrency: 8, timeoutMs: 2000, pollMs: 1_000_000_000 },
+  );
+  receiver.answer = () => ({ status: 200, body: 'ok' });
+  const chatbotId = crypto.randomUUID();
+  const hook = await webhooks.create(chatbotId, receiver.url, ['conversation.started']);
+  receiver.secrets.push(hook.secret);
+  await new WebhookOutbox(webhooks, deliveries, [60]).emit(
+    conversationStarted(chatbotId, { conversation_id: crypto.randomUUID(), session_id: 'api-s', source: 'api' }, 0),
+  );
+  dispatcher.start();
+  await until(() => claiming, 'the round claiming');
+  let stopped = false;
+  const stopping = dispatcher.stop().then(() => (stopped = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(stopped, false, 'stop waits while the round claims');
+  letGo();
+  await stopping;
+  const [entry] = await deliveries.log(hook.id);
+  t.same(
+    [entry!.status, entry!.attempts.map((attempt) => attempt.status_code)],
+    ['delivered', [200]],
+    'the delivery the round claimed was attempted and recorded before stop returned',
   );
 });

@@ -69,13 +69,15 @@ t.test(
     let now = Date.now() * 1000;
     const store = new DeliveryStore(writer, new RedisKeys('ordered:'), { nowMicros: () => now }, 30);
     const webhookId = crypto.randomUUID();
+    const chatbotId = crypto.randomUUID();
+    const shard = new RedisKeys('ordered:').deliveryShard(chatbotId);
     const orderKey = `${webhookId}/${crypto.randomUUID()}`;
     const enqueue = (event: string, key = orderKey) => {
       now += 1;
       return store.enqueue({
         id: crypto.randomUUID(),
         webhookId,
-        chatbotId: crypto.randomUUID(),
+        chatbotId,
         event,
         body: JSON.stringify({ event }),
         maxAttempts: 4,
@@ -119,12 +121,112 @@ t.test(
       'the retry at its time',
     );
     await finish(retry[0]!);
-    t.equal(await writer.exists(`ordered:{wh}:order:${orderKey}`), 0, 'the line is gone once each was attempted');
+    t.equal(await writer.exists(`ordered:{${shard}}:order:${orderKey}`), 0, 'the line is gone once each was attempted');
 
     // An earlier delivery that is no longer there (removed by hand) holds nothing up.
     const lost = await enqueue('lost');
     await enqueue('after the lost one');
-    await writer.del(`ordered:{wh}:delivery:${lost}`);
+    await writer.del(`ordered:{${shard}}:delivery:${lost}`);
     t.same(events(await claim('gateway A')), ['after the lost one']);
   },
 );
+
+t.test('the outbox is spread over shards by chatbot; a claim over every shard finds each delivery once', async (t) => {
+  const keys = new RedisKeys(`spread-${crypto.randomUUID().slice(0, 8)}:`);
+  const store = new DeliveryStore(writer, keys, clock, 30);
+  const chatbots = Array.from({ length: 64 }, () => crypto.randomUUID());
+  const ids = await Promise.all(
+    chatbots.map((chatbotId) =>
+      store.enqueue({
+        id: crypto.randomUUID(),
+        webhookId: crypto.randomUUID(),
+        chatbotId,
+        event: 'message.received',
+        body: '{}',
+        maxAttempts: 4,
+        orderKey: chatbotId,
+      }),
+    ),
+  );
+  const shards = new Set(chatbots.map((chatbotId) => keys.deliveryShard(chatbotId)));
+  t.ok(shards.size >= 12, `64 chatbots over ${shards.size} of the 16 shards`);
+  t.equal(await store.pendingCount(), 64);
+  const only = await store.claim(100, 10_000, 'one', { shards: [keys.deliveryShard(chatbots[0]!)] });
+  t.same(
+    only.every((d) => d.shard === keys.deliveryShard(chatbots[0]!)),
+    true,
+    "a chatbot's kick looks in its shard only",
+  );
+  const rest = await store.claim(100, 10_000, 'all');
+  t.same([...only, ...rest].map((d) => d.id).sort(), [...ids].sort(), 'every delivery claimed once');
+  t.same(await store.claim(100, 10_000, 'again'), []);
+});
+
+t.test('deliveries written before the outbox was sharded are claimed, found and listed', async (t) => {
+  const prefix = `legacy-${crypto.randomUUID().slice(0, 8)}:`;
+  const keys = new RedisKeys(prefix);
+  let now = Date.now() * 1000;
+  const store = new DeliveryStore(writer, keys, { nowMicros: () => now }, 30);
+  const chatbotId = crypto.randomUUID();
+  const webhookId = crypto.randomUUID();
+  await writer.set(keys.webhookOwner(webhookId), chatbotId);
+  // As the unsharded outbox wrote it: every key under the one {wh} tag.
+  const old = crypto.randomUUID();
+  await writer.hSet(`${prefix}{wh}:delivery:${old}`, {
+    id: old,
+    webhook_id: webhookId,
+    chatbot_id: chatbotId,
+    event: 'conversation.started',
+    body: '{"event":"conversation.started"}',
+    status: 'pending',
+    attempts: 0,
+    max_attempts: 4,
+    next_at: now,
+    created_at: now,
+    order_key: `${webhookId}/old`,
+    claim: '',
+  });
+  await writer.zAdd(`${prefix}{wh}:due`, { score: now, value: old });
+  await writer.zAdd(`${prefix}{wh}:log:${webhookId}`, { score: now, value: old });
+  now += 1;
+  const fresh = await store.enqueue({
+    id: crypto.randomUUID(),
+    webhookId,
+    chatbotId,
+    event: 'message.received',
+    body: '{}',
+    maxAttempts: 4,
+    orderKey: `${webhookId}/new`,
+  });
+  t.equal(await store.chatbotOf(old), chatbotId);
+  t.same(
+    (await store.log(webhookId)).map((d) => [d.id, d.event]),
+    [
+      [fresh, 'message.received'],
+      [old, 'conversation.started'],
+    ],
+    'one log, newest first',
+  );
+  t.same(
+    (await store.log(webhookId, { offset: 1, limit: 1 })).map((d) => d.id),
+    [old],
+    'paged across both',
+  );
+  const claimed = await store.claim(10, 10_000, 'token');
+  t.same(
+    claimed.map((d) => [d.id, d.shard]).sort(),
+    [
+      [fresh, keys.deliveryShard(chatbotId)],
+      [old, 'wh'],
+    ].sort(),
+  );
+  const attempt = { attempt: 1, atMicros: now, status_code: 200, error: null, duration_ms: 1, response_body: '' };
+  t.same(await store.complete(claimed.map((delivery) => ({ delivery, attempt, verdict: { kind: 'delivered' } }))), [
+    'delivered',
+    'delivered',
+  ]);
+  t.equal((await store.get(old)).status, 'delivered');
+  t.equal((await store.redeliver(old)).status, 'pending', 'redelivered where it is');
+  t.equal(await writer.zScore(`${prefix}{wh}:due`, old), now);
+  await t.rejects(store.get(crypto.randomUUID()), { message: 'Delivery not found.' });
+});

@@ -6,11 +6,25 @@ import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts'
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { spawnGateway, type GatewayProcess } from './gateway-process.ts';
-import { startRedis, type TestRedis } from './redis-server.ts';
+import { startRedisCluster, type TestRedisCluster } from './redis-cluster.ts';
+import { startRedis } from './redis-server.ts';
 
-/** Several gateway processes on one redis-server, and the service layer over the same Redis. */
+/** Where the gateways' data lives: one redis-server, or a Redis Cluster of 3 masters with a replica each. */
+export type TestBedRedis = 'server' | 'cluster';
+/** Both, for the load tests that run on each. */
+export const TEST_BEDS: readonly TestBedRedis[] = ['server', 'cluster'];
+
+/** How a test's name says which bed it ran on. */
+export function bedName(bed: TestBedRedis): string {
+  return bed === 'cluster' ? 'Redis Cluster, 3 masters and 3 replicas' : 'one redis-server';
+}
+
+/** Several gateway processes on one Redis, and the service layer over the same Redis. */
 export interface GatewayCluster {
-  redis: TestRedis;
+  /** The gateways' REDIS_URL (a cluster's seed nodes, separated by commas). */
+  redis: { url: string };
+  /** The Redis Cluster, when the gateways run on one. */
+  redisCluster: TestRedisCluster | undefined;
   gateways: GatewayProcess[];
   /** The test's own view of Redis, through the gateway's service layer. */
   services: Services;
@@ -21,16 +35,29 @@ export interface GatewayCluster {
   stop(): Promise<void>;
 }
 
-/** Starts `count` gateways (child processes running `node src/main.ts`) on a fresh redis-server. */
-export async function startGatewayCluster(count: number, env: Record<string, string>): Promise<GatewayCluster> {
-  const redis = await startRedis();
-  const fullEnv = { REDIS_URL: redis.url, LOG_LEVEL: 'warn', ...env };
+/**
+ * Starts `count` gateways (child processes running `node src/main.ts`) on a fresh redis-server, or on
+ * a fresh 3-master, 3-replica Redis Cluster (`REDIS_URL` naming every node, `REDIS_CLUSTER=1`).
+ */
+export async function startGatewayCluster(
+  count: number,
+  env: Record<string, string>,
+  bed: TestBedRedis = 'server',
+): Promise<GatewayCluster> {
+  const redisCluster = bed === 'cluster' ? await startRedisCluster() : undefined;
+  const server = redisCluster ? undefined : await startRedis();
+  const redisUrl = redisCluster ? redisCluster.urls.join(',') : server!.url;
+  const fullEnv = { REDIS_URL: redisUrl, LOG_LEVEL: 'warn', ...(redisCluster && { REDIS_CLUSTER: '1' }), ...env };
   const gateways = await Promise.all(Array.from({ length: count }, () => spawnGateway(fullEnv)));
-  const client: RedisClient = await connectRedis({ url: redis.url }, createLogger('silent'));
+  const client: RedisClient = await connectRedis(
+    redisCluster ? { cluster: redisCluster.urls } : { url: redisUrl },
+    createLogger('silent'),
+  );
   const services = createServices(client, loadConfig(fullEnv), systemClock, createLogger('silent'));
   const dead = new Set<GatewayProcess>();
   return {
-    redis,
+    redis: { url: redisUrl },
+    redisCluster,
     gateways,
     services,
     pick() {
@@ -48,7 +75,7 @@ export async function startGatewayCluster(count: number, env: Record<string, str
       }
       await Promise.all(gateways.map((gateway) => gateway.exited));
       await client.close();
-      await redis.stop();
+      await (redisCluster ?? server!).stop();
     },
   };
 }
@@ -66,18 +93,22 @@ export async function scaleOwnerWithBot(services: Services, name: string) {
  * of one Scale owner's chatbot to a webhook receiver, with retries a millisecond apart; `env` adds to
  * or overrides the gateways' settings. The test sets the LLM's behaviour and the receiver's answers.
  */
-export async function webhookCluster(name: string, env: Record<string, string>) {
+export async function webhookCluster(name: string, env: Record<string, string>, bed: TestBedRedis = 'server') {
   const openai = await fakeOpenAi().start();
   const receiver = await new WebhookReceiver().start();
-  const cluster = await startGatewayCluster(3, {
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
-    CONVERSATION_RATE_LIMIT: '1000',
-    WEBHOOK_ALLOW_PRIVATE: '1',
-    WEBHOOK_RETRY_DELAYS: '1,1,1',
-    WEBHOOK_POLL_MS: '50',
-    ...env,
-  });
+  const cluster = await startGatewayCluster(
+    3,
+    {
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: `${openai.url}/v1`,
+      CONVERSATION_RATE_LIMIT: '1000',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_RETRY_DELAYS: '1,1,1',
+      WEBHOOK_POLL_MS: '50',
+      ...env,
+    },
+    bed,
+  );
   const { key, bot } = await scaleOwnerWithBot(cluster.services, name);
   const hook = await cluster.services.webhooks.create(bot.id, receiver.url, [
     'conversation.started',

@@ -12,7 +12,7 @@ import type { EventSink } from '../../src/webhooks/webhook-event.ts';
 
 const [change, chatbotId, sessionId, agent = ''] = process.argv.slice(2) as [string, string, string, string?];
 const config = loadConfig(process.env);
-const redis = await connectRedis({ url: config.REDIS_URL! }, createLogger('silent'));
+const redis = await connectRedis({ url: config.REDIS_URL![0]! }, createLogger('silent'));
 const stalled: EventSink = {
   emit: (event) => {
     process.stdout.write(`writing ${event.event}\n`);

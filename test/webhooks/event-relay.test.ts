@@ -53,8 +53,9 @@ async function hookedBot(name: string) {
 /** Every delivery of the webhook: event and body, oldest first. */
 async function delivered(webhookId: string) {
   const views = await deliveries.log(webhookId, { limit: 1000 });
+  const shard = keys.deliveryShard((await redis.get(keys.webhookOwner(webhookId)))!);
   const bodies = await Promise.all(
-    views.map(async (view) => JSON.parse((await redis.hGet(keys.delivery(view.id), 'body'))!)),
+    views.map(async (view) => JSON.parse((await redis.hGet(keys.delivery(shard, view.id), 'body'))!)),
   );
   // The simulated clock stands still, so the log's order among one instant is by id: order by the
   // events' own times, then as a conversation's events follow each other.
