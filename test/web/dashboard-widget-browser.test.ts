@@ -219,6 +219,27 @@ t.test(
       );
     });
 
+    await t.test('inputs that land before the page renders again all count', async (t) => {
+      // As autofill (or a fast typist) does: three fields changed in one task, before Preact renders;
+      // each card once answered with the look its render saw, so the last input undid the others.
+      await page.evaluate(`(() => {
+        const set = (selector, value) => {
+          const field = document.querySelector(selector);
+          field.value = value;
+          field.dispatchEvent(new Event('input', { bubbles: true }));
+        };
+        set('input[name="title"]', 'Bakery help');
+        set('input[name="color"]', '#0f766e');
+        set('textarea[name="welcome_message"]', 'Fresh bread every morning.');
+      })()`);
+      await save('Widget settings saved.');
+      t.match((await saved()).widget, {
+        title: 'Bakery help',
+        color: '#0f766e',
+        welcome_message: 'Fresh bread every morning.',
+      });
+    });
+
     t.same(errors, [], 'no page errors');
   },
 );

@@ -26,8 +26,12 @@ export function ChatbotForm(props: {
     fallback_message: props.initial?.fallback_message ?? '',
   });
   const providers = useProviders();
-  const set = (name: keyof ChatbotFields) => (event: Event) =>
-    setFields({ ...fields, [name]: (event.currentTarget as HTMLInputElement).value });
+  // Changes apply to the latest fields, not to this render's: inputs that land before the next render
+  // (autofill) must not undo each other.
+  const set = (name: keyof ChatbotFields) => (event: Event) => {
+    const value = (event.currentTarget as HTMLInputElement).value;
+    setFields((current) => ({ ...current, [name]: value }));
+  };
   return (
     <form
       class="chatbot-form stack"
@@ -46,10 +50,11 @@ export function ChatbotForm(props: {
           <select
             name="provider"
             value={fields.provider}
-            onChange={(event) =>
+            onChange={(event) => {
               // Another provider's model names mean nothing here: fall back to the new provider's default.
-              setFields({ ...fields, provider: event.currentTarget.value as Provider, model: '' })
-            }
+              const provider = event.currentTarget.value as Provider;
+              setFields((current) => ({ ...current, provider, model: '' }));
+            }}
           >
             {PROVIDERS.map(([value, label]) => (
               <option key={value} value={value}>

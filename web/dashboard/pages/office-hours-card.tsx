@@ -75,7 +75,8 @@ export function OfficeHoursCard({ chatbot }: { chatbot: Chatbot }) {
     if (settings.data) setDraft(draftOf(settings.data.hours));
   }, [settings.data]);
   if (!draft) return null;
-  const set = (fields: Partial<HoursDraft>) => setDraft({ ...draft, ...fields });
+  // On the latest draft: two changes before the next render both count.
+  const set = (fields: Partial<HoursDraft>) => setDraft((current) => current && { ...current, ...fields });
   const save = () => {
     setSaved('');
     void action.run(async () => {

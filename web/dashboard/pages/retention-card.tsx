@@ -77,7 +77,10 @@ export function RetentionCard({ chatbot }: { chatbot: Chatbot }) {
           max={3650}
           placeholder="keep for ever"
           value={draft.conversations}
-          onInput={(event) => setDraft({ ...draft, conversations: event.currentTarget.value })}
+          onInput={(event) => {
+            const conversations = event.currentTarget.value;
+            setDraft((current) => current && { ...current, conversations });
+          }}
         />
       </label>
       <label>
@@ -89,7 +92,10 @@ export function RetentionCard({ chatbot }: { chatbot: Chatbot }) {
           max={3650}
           placeholder="keep for ever"
           value={draft.leads}
-          onInput={(event) => setDraft({ ...draft, leads: event.currentTarget.value })}
+          onInput={(event) => {
+            const leads = event.currentTarget.value;
+            setDraft((current) => current && { ...current, leads });
+          }}
         />
       </label>
       <p class="muted small">

@@ -3,11 +3,14 @@ import type { Settings } from '../types.ts';
 type Look = Settings['widget'];
 type Rules = Settings['escalation'];
 
-/** Title, colour and welcome message of the widget. */
-export function AppearanceCard(props: { placeholder: string; look: Look; onChange: (look: Look) => void }) {
+/**
+ * Title, colour and welcome message of the widget. Each input reports only its own field: inputs that
+ * change before the page renders again (autofill, a fast typist) must not undo each other.
+ */
+export function AppearanceCard(props: { placeholder: string; look: Look; onChange: (change: Partial<Look>) => void }) {
   const { look, onChange } = props;
   const set = (name: keyof Look) => (event: Event) =>
-    onChange({ ...look, [name]: (event.currentTarget as HTMLInputElement).value });
+    onChange({ [name]: (event.currentTarget as HTMLInputElement).value });
   return (
     <div class="card stack">
       <h2>Appearance</h2>

@@ -45,6 +45,10 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
     setKeywords(rest.escalation.keywords.join(', '));
   }, [settings.data]);
   if (!draft) return <Loading error={settings.error} />;
+  // Each card changes its part of the latest draft, not of the one this render saw: two inputs that
+  // land before the next render (autofill, a fast typist) both count.
+  const edit = (change: (current: WidgetDraft) => Partial<WidgetDraft>) =>
+    setDraft((current) => current && { ...current, ...change(current) });
   const snippet = `<script src="${publicBase(session.public_url)}/widget.js" data-chatbot="${chatbot.id}" async></script>`;
   const save = () => {
     setSaved('');
@@ -94,14 +98,14 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
           <AppearanceCard
             placeholder={chatbot.name}
             look={draft.widget}
-            onChange={(widget) => setDraft({ ...draft, widget })}
+            onChange={(change) => edit((current) => ({ widget: { ...current.widget, ...change } }))}
           />
           <OriginsCard value={origins} onChange={setOrigins} />
           <LeadFieldsEditor
             fields={draft.lead_fields}
             errors={rowErrors.lead_fields}
             onChange={(lead_fields, errors) => {
-              setDraft({ ...draft, lead_fields });
+              edit(() => ({ lead_fields }));
               setRows('lead_fields')(errors);
             }}
           />
@@ -109,14 +113,14 @@ export function WidgetPage({ chatbot }: { chatbot: Chatbot }) {
             ctas={draft.ctas}
             errors={rowErrors.ctas}
             onChange={(ctas, errors) => {
-              setDraft({ ...draft, ctas });
+              edit(() => ({ ctas }));
               setRows('ctas')(errors);
             }}
           />
           <EscalationCard
             rules={draft.escalation}
             keywords={keywords}
-            onRules={(escalation) => setDraft({ ...draft, escalation })}
+            onRules={(escalation) => edit(() => ({ escalation }))}
             onKeywords={setKeywords}
           />
           <Notice>{action.error}</Notice>
