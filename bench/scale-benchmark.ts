@@ -4,7 +4,10 @@
  * processes and take its lease in turn), with an instant LLM inside each gateway. The load comes from
  * one autocannon worker thread per gateway, on the same machine. Then what the lease costs a
  * conversation that moves: sequential turns always on one gateway against turns alternating between
- * two, and two messages of one conversation arriving at once on one gateway against on two.
+ * two, and two messages of one conversation arriving at once on one gateway against on two. Then the
+ * same curve on a Redis Cluster of 3 masters with a replica each, over three chatbots whose keys are
+ * on three different masters (the single server's curve, over the same three chatbots, is the same
+ * run's baseline).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,11 +18,14 @@ import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/services.ts';
-import { connectRedis } from '../src/redis/redis-client.ts';
-import { scaleOwnerWithBot } from '../test/support/gateway-cluster.ts';
+import { connectRedis, sendRawCommand } from '../src/redis/redis-client.ts';
+import type { Services } from '../src/services.ts';
+import { scaleOwnerWithBot } from '../test/support/scale-owner.ts';
+import { startRedisCluster } from '../test/support/redis-cluster.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds, millis, percentiles } from './bench-support.ts';
 import { chatBody, FAKE_REPLY, replyBody, SESSIONS } from './chat-request.ts';
+import { TARGETS_ENV, type ScaleTarget } from './scale-request.ts';
 
 const CONNECTIONS = 48;
 const DEFAULT_DURATION_S = 10;
@@ -52,22 +58,70 @@ export async function run(): Promise<number> {
   console.log(`machine: ${machine}`);
   const redis = await startRedis();
   const client = await connectRedis({ url: redis.url }, createLogger('silent'));
+  let curve: Throughput[];
+  let moving: Awaited<ReturnType<typeof leaseCost>>;
   try {
     const services = createServices(client, loadConfig({ REDIS_URL: redis.url }), systemClock, createLogger('silent'));
-    const { key, bot } = await scaleOwnerWithBot(services, 'Scale Bench');
-    const path = `/api/v1/chatbots/${bot.id}/chat`;
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const curve: Throughput[] = [];
-    for (const processes of [1, 2, 3]) {
-      curve.push(await withGateways(redis.url, processes, (gateways) => throughput(gateways, path, headers, duration)));
-    }
-    const moving = await withGateways(redis.url, 2, (gateways) => leaseCost(gateways, path, headers));
-    report(curve, moving, machine);
-    return 0;
+    // Three chatbots, as on the cluster below, so that both curves do the same work.
+    const targets = await Promise.all([0, 1, 2].map((i) => scaleTarget(services, `Scale Bench ${i}`)));
+    curve = await throughputCurve(redis.url, targets, duration);
+    moving = await withGateways(redis.url, 2, (gateways) => leaseCost(gateways, targets[0]!));
   } finally {
     await client.close();
     await redis.stop();
   }
+  const cluster = await startRedisCluster();
+  const clusterClient = await connectRedis({ cluster: cluster.urls }, createLogger('silent'));
+  let clusterCurve: Throughput[];
+  try {
+    const seeds = cluster.urls.join(',');
+    const services = createServices(
+      clusterClient,
+      loadConfig({ REDIS_URL: seeds }),
+      systemClock,
+      createLogger('silent'),
+    );
+    const keySlot = (key: string) => sendRawCommand<number>(clusterClient, ['CLUSTER', 'KEYSLOT', key]);
+    const targets = await targetsOnEveryMaster(services, await cluster.masters(), keySlot);
+    clusterCurve = await throughputCurve(seeds, targets, duration);
+  } finally {
+    await clusterClient.close();
+    await cluster.stop();
+  }
+  report(curve, moving, clusterCurve, machine);
+  return 0;
+}
+
+/** A Scale-plan owner's chatbot as the load addresses it. */
+async function scaleTarget(services: Services, name: string): Promise<ScaleTarget & { chatbotId: string }> {
+  const { key, bot } = await scaleOwnerWithBot(services, name);
+  return { path: `/api/v1/chatbots/${bot.id}/chat`, authorization: `Bearer ${key}`, chatbotId: bot.id };
+}
+
+/** Chatbots (each of its own owner) until one has its keys on each master. */
+async function targetsOnEveryMaster(
+  services: Services,
+  masters: Array<{ slots: Array<[number, number]> }>,
+  keySlot: (key: string) => Promise<number>,
+): Promise<ScaleTarget[]> {
+  const byMaster = new Map<number, ScaleTarget>();
+  for (let i = 0; byMaster.size < masters.length; i += 1) {
+    if (i === 100) throw new Error('no chatbot landed on some master after 100 tries');
+    const target = await scaleTarget(services, `Scale Cluster ${i}`);
+    const slot = await keySlot(`{b:${target.chatbotId}}`);
+    const master = masters.findIndex((m) => m.slots.some(([from, to]) => slot >= from && slot <= to));
+    if (!byMaster.has(master)) byMaster.set(master, target);
+  }
+  return [...byMaster.values()];
+}
+
+async function throughputCurve(redisUrl: string, targets: ScaleTarget[], duration: number): Promise<Throughput[]> {
+  process.env[TARGETS_ENV] = JSON.stringify(targets.map(({ path, authorization }) => ({ path, authorization })));
+  const curve: Throughput[] = [];
+  for (const processes of [1, 2, 3]) {
+    curve.push(await withGateways(redisUrl, processes, (gateways) => throughput(gateways, targets, duration)));
+  }
+  return curve;
 }
 
 async function withGateways<T>(redisUrl: string, count: number, use: (gateways: Gateway[]) => Promise<T>): Promise<T> {
@@ -100,19 +154,14 @@ function stopGateway(gateway: Gateway): Promise<void> {
 }
 
 /** Every gateway under load at once, each from its own autocannon worker. */
-async function throughput(
-  gateways: Gateway[],
-  path: string,
-  headers: Record<string, string>,
-  duration: number,
-): Promise<Throughput> {
-  for (const gateway of gateways) await expectReply(gateway, path, headers);
+async function throughput(gateways: Gateway[], targets: ScaleTarget[], duration: number): Promise<Throughput> {
+  for (const gateway of gateways) for (const target of targets) await chat(gateway, target, 'api-scale-check');
   const results = await Promise.all(
     gateways.map((gateway) =>
       autocannon({
-        url: `${gateway.url}${path}`,
+        url: `${gateway.url}${targets[0]!.path}`,
         method: 'POST',
-        headers,
+        headers: { authorization: targets[0]!.authorization, 'content-type': 'application/json' },
         body: chatBody(0),
         requests: [{ setupRequest: SETUP_REQUEST }],
         verifyBody: VERIFY_BODY,
@@ -142,14 +191,14 @@ async function throughput(
 }
 
 /** Latencies of a conversation that stays on one gateway against one that moves between two. */
-async function leaseCost(gateways: Gateway[], path: string, headers: Record<string, string>) {
+async function leaseCost(gateways: Gateway[], target: ScaleTarget) {
   const [a, b] = gateways as [Gateway, Gateway];
   const sequential = async (pick: (turn: number) => Gateway, tag: string) => {
     const latencies: number[] = [];
     for (let s = 0; s < MOVING_SESSIONS; s += 1) {
       for (let turn = 0; turn < MOVING_TURNS; turn += 1) {
         const started = performance.now();
-        await chat(pick(turn), path, headers, `api-${tag}-${s}`);
+        await chat(pick(turn), target, `api-${tag}-${s}`);
         latencies.push(performance.now() - started);
       }
     }
@@ -159,7 +208,7 @@ async function leaseCost(gateways: Gateway[], path: string, headers: Record<stri
     const latencies: number[] = [];
     for (let s = 0; s < MOVING_SESSIONS; s += 1) {
       const started = performance.now();
-      await Promise.all([chat(a, path, headers, `api-${tag}-${s}`), chat(second, path, headers, `api-${tag}-${s}`)]);
+      await Promise.all([chat(a, target, `api-${tag}-${s}`), chat(second, target, `api-${tag}-${s}`)]);
       latencies.push(performance.now() - started);
     }
     return percentiles(latencies);
@@ -172,10 +221,10 @@ async function leaseCost(gateways: Gateway[], path: string, headers: Record<stri
   };
 }
 
-async function chat(gateway: Gateway, path: string, headers: Record<string, string>, sessionId: string) {
-  const response = await fetch(`${gateway.url}${path}`, {
+async function chat(gateway: Gateway, target: ScaleTarget, sessionId: string) {
+  const response = await fetch(`${gateway.url}${target.path}`, {
     method: 'POST',
-    headers,
+    headers: { authorization: target.authorization, 'content-type': 'application/json' },
     body: JSON.stringify({ message: 'What are your opening hours?', session_id: sessionId }),
   });
   const text = await response.text();
@@ -183,13 +232,15 @@ async function chat(gateway: Gateway, path: string, headers: Record<string, stri
     throw new Error(`chat answered ${response.status} ${text}`);
 }
 
-async function expectReply(gateway: Gateway, path: string, headers: Record<string, string>) {
-  await chat(gateway, path, headers, 'api-scale-check');
-}
-
-function report(curve: Throughput[], moving: Awaited<ReturnType<typeof leaseCost>>, machine: string): void {
+function report(
+  curve: Throughput[],
+  moving: Awaited<ReturnType<typeof leaseCost>>,
+  clusterCurve: Throughput[],
+  machine: string,
+): void {
   const base = curve[0]!.reqPerSec;
   console.log('');
+  console.log('one redis-server:');
   console.log('processes       req/s   vs 1 process   p50 ms   p99 ms');
   for (const point of curve) {
     console.log(
@@ -197,6 +248,16 @@ function report(curve: Throughput[], moving: Awaited<ReturnType<typeof leaseCost
         `${(point.reqPerSec / base).toFixed(2).padStart(15)}${millis(point.p50Ms).padStart(9)}${millis(point.p99Ms).padStart(9)}`,
     );
   }
+  console.log('');
+  console.log('Redis Cluster, 3 masters with a replica each (baseline: the same number of processes on one server):');
+  console.log('processes       req/s   vs one server   p50 ms   p99 ms');
+  clusterCurve.forEach((point, i) => {
+    console.log(
+      `${String(point.processes).padEnd(9)}${point.reqPerSec.toFixed(0).padStart(11)}` +
+        `${(point.reqPerSec / curve[i]!.reqPerSec).toFixed(2).padStart(16)}${millis(point.p50Ms).padStart(9)}` +
+        `${millis(point.p99Ms).padStart(9)}`,
+    );
+  });
   const ms = (value: number) => value.toFixed(1);
   console.log('');
   console.log(`a conversation's turns, one after another (${MOVING_SESSIONS} conversations x ${MOVING_TURNS} turns):`);

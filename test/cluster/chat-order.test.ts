@@ -1,6 +1,7 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
-import { bedName, chatCall, scaleOwnerWithBot, startGatewayCluster, TEST_BEDS } from '../support/gateway-cluster.ts';
+import { bedName, chatCall, startGatewayCluster, TEST_BEDS } from '../support/gateway-cluster.ts';
+import { scaleOwnerWithBot } from '../support/scale-owner.ts';
 
 // 10,000 chat calls over 500 sessions, each call sent to one of three gateway processes at random
 // (no stickiness): every session's calls are made one after another, 500 sessions side by side. On the

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
-import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { scaleOwnerWithBot } from '../support/scale-owner.ts';
 
 const SESSIONS = 100;
 

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
-import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { scaleOwnerWithBot } from '../support/scale-owner.ts';
 import type { GatewayProcess } from '../support/gateway-process.ts';
 import { until } from '../support/until.ts';
 import { WidgetClient } from '../support/widget-client.ts';

@@ -2,7 +2,8 @@ import { createClient } from 'redis';
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
-import { chatCall, scaleOwnerWithBot, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { scaleOwnerWithBot } from '../support/scale-owner.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS_PER_BOT = 12;

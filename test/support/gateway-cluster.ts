@@ -2,6 +2,7 @@ import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices, type Services } from '../../src/services.ts';
+import { scaleOwnerWithBot } from './scale-owner.ts';
 import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
@@ -78,14 +79,6 @@ export async function startGatewayCluster(
       await (redisCluster ?? server!).stop();
     },
   };
-}
-
-/** A Scale-plan owner with one API key and one chatbot, made through the cluster's service layer. */
-export async function scaleOwnerWithBot(services: Services, name: string) {
-  const owner = await services.accounts.create(`${name.toLowerCase().replace(/\W+/g, '-')}@example.com`, 'scale');
-  const { key } = await services.apiKeys.create(owner.id, 'load');
-  const bot = await services.chatbots.create(owner.id, { name });
-  return { owner, key, bot };
 }
 
 /**
