@@ -21,7 +21,7 @@ import { createServices } from '../src/services.ts';
 import { connectRedis, sendRawCommand } from '../src/redis/redis-client.ts';
 import type { Services } from '../src/services.ts';
 import { scaleOwnerWithBot } from '../test/support/scale-owner.ts';
-import { startRedisCluster } from '../test/support/redis-cluster.ts';
+import { masterIndexOfSlot, startRedisCluster } from '../test/support/redis-cluster.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds, millis, percentiles } from './bench-support.ts';
 import { chatBody, FAKE_REPLY, replyBody, SESSIONS } from './chat-request.ts';
@@ -109,7 +109,7 @@ async function targetsOnEveryMaster(
     if (i === 100) throw new Error('no chatbot landed on some master after 100 tries');
     const target = await scaleTarget(services, `Scale Cluster ${i}`);
     const slot = await keySlot(`{b:${target.chatbotId}}`);
-    const master = masters.findIndex((m) => m.slots.some(([from, to]) => slot >= from && slot <= to));
+    const master = masterIndexOfSlot(masters, slot);
     if (!byMaster.has(master)) byMaster.set(master, target);
   }
   return [...byMaster.values()];

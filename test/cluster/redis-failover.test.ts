@@ -3,6 +3,7 @@ import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
+import { masterIndexOfSlot } from '../support/redis-cluster.ts';
 import { scaleOwnerWithBot } from '../support/scale-owner.ts';
 import { until } from '../support/until.ts';
 
@@ -50,7 +51,7 @@ t.test(
     const masters = await redisCluster.masters();
     const masterOf = async (chatbotId: string) => {
       const slot = await probe.sendCommand<number>(['CLUSTER', 'KEYSLOT', `{b:${chatbotId}}`]);
-      return masters.findIndex((master) => master.slots.some(([from, to]) => slot >= from && slot <= to));
+      return masterIndexOfSlot(masters, slot);
     };
     const bots: Array<Awaited<ReturnType<typeof scaleOwnerWithBot>> & { slot: number }> = [];
     for (let i = 0; bots.length < masters.length; i += 1) {

@@ -105,6 +105,11 @@ function slotRange(index: number, count: number): [number, number] {
  * over 2 s: a master reports cluster_state:ok no sooner than 2 s after it started (Redis's fixed
  * CLUSTER_WRITABLE_DELAY), whatever the rest.
  */
+/** Which of `masters` serves `slot` (-1 when none does). */
+export function masterIndexOfSlot(masters: Array<Pick<ClusterNodeInfo, 'slots'>>, slot: number): number {
+  return masters.findIndex((master) => master.slots.some(([from, to]) => slot >= from && slot <= to));
+}
+
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<TestRedisCluster> {
   const masterCount = options.masters ?? 3;
   const replicasPerMaster = options.replicasPerMaster ?? 1;
