@@ -3,14 +3,19 @@ import type { OfficeHours, Weekday } from '../contract/chatbot-settings.ts';
 /** The week as office hours name it, Monday first (Intl's `weekday: 'short'` in English, lowercased). */
 export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
-/** No office hours: always open, the contact form offered at once when nobody is online. */
-export const NO_OFFICE_HOURS: OfficeHours = {
-  enabled: false,
-  time_zone: 'UTC',
-  weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] },
-  holidays: [],
-  contact_after_minutes: 0,
-};
+/** No office hours: always open, the contact form offered at once when nobody is online (a fresh copy). */
+export function noOfficeHours(): OfficeHours {
+  return {
+    enabled: false,
+    time_zone: 'UTC',
+    weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] },
+    holidays: [],
+    contact_after_minutes: 0,
+  };
+}
+
+/** No office hours, as a value to compare with or read from (never to change). */
+export const NO_OFFICE_HOURS: OfficeHours = noOfficeHours();
 
 /** How far ahead the next opening is looked for (a week of holidays around it still finds one). */
 const SEARCH_DAYS = 60;
