@@ -93,13 +93,19 @@ function instantDeps(): TurnPipelineDeps {
         takenOverBy: null,
         escalated: false,
         createdAt: '2026-11-22T00:00:00.000000+00:00',
+        announced: false,
         token: 'bench-token',
         history: [],
         entry: { id: 'bench-entry', json: '{}' },
         overdue: [],
       }),
     endTurn: (): Promise<TurnEnd> =>
-      Promise.resolve({ outcome: 'stored', createdAt: '2026-11-22T00:00:00.000000+00:00', fallbackStreak: 0 }),
+      Promise.resolve({
+        outcome: 'stored',
+        createdAt: '2026-11-22T00:00:00.000000+00:00',
+        fallbackStreak: 0,
+        announced: false,
+      }),
     renewLease: (): Promise<boolean> => Promise.resolve(true),
     get: (): Promise<ConversationView> =>
       Promise.resolve({
@@ -128,7 +134,7 @@ function instantDeps(): TurnPipelineDeps {
     }),
     providers: { chatgpt: llm, gemini: llm, ollama: llm },
     escalate: () => Promise.resolve(),
-    feed: () => Promise.resolve(),
+    feed: { publish: () => Promise.resolve(), forScript: () => Promise.resolve(undefined) },
     // The bench's turns are REST API turns, which never stream.
     stream: () => {
       throw new Error('API turns do not stream');

@@ -54,6 +54,8 @@ import {
 } from './rag/space-migration.ts';
 import type { SpaceSetting } from './store/embedding-space-store.ts';
 import { routeSignal } from './signal-routing.ts';
+import type { Signal } from './redis/signal-bus.ts';
+import type { StoredMessage } from './store/conversation-store.ts';
 import { ReplyStreamGate } from './reply-stream-gate.ts';
 import { RetentionWorker } from './retention/retention-worker.ts';
 import { createServices, type Services } from './services.ts';
@@ -364,14 +366,10 @@ function conversationRouter(
     providers,
     relay: services.relay,
     escalate: (chatbotId, sessionId) => services.control.escalate(chatbotId, sessionId),
-    feed: (chatbotId, sessionId, message, streamId) =>
-      services.signals.publish({
-        kind: 'message',
-        chatbot_id: chatbotId,
-        session_id: sessionId,
-        message,
-        ...(streamId ? { stream_id: streamId } : {}),
-      }),
+    feed: {
+      publish: (...stored) => services.signals.publish(messageSignal(...stored)),
+      forScript: (...stored) => services.signals.forScript(messageSignal(...stored)),
+    },
     stream: (chatbotId, sessionId) => new ReplyStream({ signals: services.signals, logger }, chatbotId, sessionId),
     relevanceFloor: () => relevanceFloor(retrieval.space),
     unanswered: services.unansweredRecorder,
@@ -601,4 +599,15 @@ async function redisAnswers(handle: RedisHandle): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The signal that tells agents of a stored message; an AI reply that was streamed names its stream. */
+function messageSignal(chatbotId: string, sessionId: string, message: StoredMessage, streamId?: string): Signal {
+  return {
+    kind: 'message',
+    chatbot_id: chatbotId,
+    session_id: sessionId,
+    message,
+    ...(streamId ? { stream_id: streamId } : {}),
+  };
 }

@@ -252,10 +252,16 @@ export function createServices(
     apiKeys,
     chatbots,
     sources,
-    gate: new RequestGate(redis, keys, apiKeys, {
-      limit: config.RATE_LIMIT_PER_MINUTE,
-      windowMs: config.RATE_LIMIT_WINDOW_MS,
-    }),
+    gate: new RequestGate(
+      redis,
+      keys,
+      apiKeys,
+      {
+        limit: config.RATE_LIMIT_PER_MINUTE,
+        windowMs: config.RATE_LIMIT_WINDOW_MS,
+      },
+      clock,
+    ),
     quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
     conversations,
     visitors,

@@ -10,7 +10,8 @@ const CONSUME = new LuaScript<{
   keys: [user: string, monthCounter: string, dayCounter: string];
   args: [monthTtlSeconds: number, dayTtlSeconds: number, ...planLimitPairs: Array<string | number>];
   reply: -1 | 0 | 1;
-}>(`
+}>(
+  `
 local plan = redis.call('HGET', KEYS[1], 'plan')
 if not plan then return -1 end
 local limit = nil
@@ -18,22 +19,30 @@ for i = 3, #ARGV, 2 do
   if ARGV[i] == plan then limit = tonumber(ARGV[i + 1]) end
 end
 if limit == nil then return -1 end
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-if used >= limit then return 0 end
-redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[1])
-redis.call('INCR', KEYS[3])
-redis.call('EXPIRE', KEYS[3], ARGV[2])
+-- Counted first and given back when over the limit: a message within it costs no read. A counter gets
+-- its lifetime when this script creates it (every counter is created here).
+local used = redis.call('INCR', KEYS[2])
+if used == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+if used > limit then
+  redis.call('DECR', KEYS[2])
+  return 0
+end
+if redis.call('INCR', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[2]) end
 return 1
-`);
+`,
+  { plain: true },
+);
 
 // Gives back one message when the turn it was counted for was refused later.
-const REFUND = new LuaScript<{ keys: [monthCounter: string, dayCounter: string]; args: []; reply: 1 }>(`
+const REFUND = new LuaScript<{ keys: [monthCounter: string, dayCounter: string]; args: []; reply: 1 }>(
+  `
 for _, key in ipairs(KEYS) do
   if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
 end
 return 1
-`);
+`,
+  { plain: true },
+);
 
 /** How long a month's counter is kept: past the end of its month. */
 const MONTH_TTL_SECONDS = 40 * 24 * 3600;

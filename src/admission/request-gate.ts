@@ -4,6 +4,10 @@ import { API_PLAN } from '../auth/api-key.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
+import type { Clock } from '../clock.ts';
+
+/** How often one process writes a key's `last_used_at`: once in each such interval the key is used. */
+const TOUCH_INTERVAL_MICROS = 1_000_000;
 
 /** What the gate decided for one API request. */
 export type GateDecision =
@@ -20,12 +24,13 @@ export interface GateOptions {
 // One script decides authorization and the rolling window with the server's TIME, so the check is
 // exact across every gateway process and a rejected request leaves no trace in the window.
 // Replies {1, remaining}, {2, 0} when limited, {0, 0} for another plan, {3, 0} for a key no longer
-// active (its lookup entry is stale).
+// active (its lookup entry is stale). `touch` '1' writes the key's last_used_at (the server's time).
 const ADMIT = new LuaScript<{
   keys: [user: string, key: string, keyWindow: string];
-  args: [limit: number, windowMicros: number, nonce: string, plan: string, lastUsedThrottleMicros: number];
+  args: [limit: number, windowMicros: number, nonce: string, plan: string, touch: '1' | '0'];
   reply: [verdict: 0 | 1 | 2 | 3, remaining: number];
-}>(`
+}>(
+  `
 if redis.call('HGET', KEYS[2], 'active') ~= '1' then return {3, 0} end
 if redis.call('HGET', KEYS[1], 'plan') ~= ARGV[4] then return {0, 0} end
 local t = redis.call('TIME')
@@ -37,23 +42,36 @@ local limit = tonumber(ARGV[1])
 if used >= limit then return {2, 0} end
 redis.call('ZADD', KEYS[3], now, now .. ':' .. ARGV[3])
 redis.call('PEXPIRE', KEYS[3], math.ceil(window / 1000))
-local last = tonumber(redis.call('HGET', KEYS[2], 'last_used_at')) or 0
-if now - last >= tonumber(ARGV[5]) then redis.call('HSET', KEYS[2], 'last_used_at', now) end
+if ARGV[5] == '1' then redis.call('HSET', KEYS[2], 'last_used_at', now) end
 return {1, limit - used - 1}
-`);
+`,
+  { plain: true },
+);
 
 /**
  * Admits public API requests: key lookup, key and plan check, and the per-key sliding-window rate
- * limit, in SPEC's order (401 before 429). `last_used_at` is written at most once per key per second.
+ * limit, in SPEC's order (401 before 429). Each process writes a key's `last_used_at` once in each
+ * second the key is used (it remembers which keys it wrote, so a request need not read the field).
  */
 export class RequestGate {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
   private readonly apiKeys: ApiKeyStore;
   private readonly options: GateOptions;
+  private readonly clock: Pick<Clock, 'nowMicros'>;
+  /** The keys whose `last_used_at` this process wrote in the second that began at `touchedSince` (µs). */
+  private touched = new Set<string>();
+  private touchedSince = 0;
 
-  constructor(redis: RedisClient, keys: RedisKeys, apiKeys: ApiKeyStore, options: GateOptions) {
+  constructor(
+    redis: RedisClient,
+    keys: RedisKeys,
+    apiKeys: ApiKeyStore,
+    options: GateOptions,
+    clock: Pick<Clock, 'nowMicros'>,
+  ) {
     this.redis = redis;
+    this.clock = clock;
     this.keys = keys;
     this.apiKeys = apiKeys;
     this.options = options;
@@ -71,7 +89,7 @@ export class RequestGate {
         this.keys.apiKey(owner.userId, owner.keyId),
         this.keys.rateWindow(owner.userId, owner.keyId),
       ],
-      [limit, windowMs * 1000, randomUUID(), API_PLAN, 1_000_000],
+      [limit, windowMs * 1000, randomUUID(), API_PLAN, this.touch(owner.keyId) ? '1' : '0'],
     );
     // A revoked key whose lookup entry survived (revoked by an older version, or a crash between
     // the two steps of revoke): dropped now, so its next 401 is an unknown key's.
@@ -79,5 +97,20 @@ export class RequestGate {
     if (reply[0] === 0 || reply[0] === 3) return { kind: 'unauthorized' };
     if (reply[0] === 2) return { kind: 'limited', limit, remaining: 0 };
     return { kind: 'admitted', userId: owner.userId, limit, remaining: reply[1] };
+  }
+
+  /**
+   * Whether this request writes its key's `last_used_at`: the first one of each second in this process.
+   * The memory starts afresh every second, so it holds only the keys used in one.
+   */
+  private touch(keyId: string): boolean {
+    const now = this.clock.nowMicros();
+    if (now - this.touchedSince >= TOUCH_INTERVAL_MICROS) {
+      this.touched = new Set();
+      this.touchedSince = now;
+    }
+    if (this.touched.has(keyId)) return false;
+    this.touched.add(keyId);
+    return true;
   }
 }

@@ -4,7 +4,8 @@ import { ProviderError, RateLimitError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { HISTORY_SIZE } from './prompt-builder.ts';
 import type { Chatbot } from '../chatbots/chatbot.ts';
-import type { ConversationStore, StoredMessage, TurnStart } from '../store/conversation-store.ts';
+import type { Announce, ConversationStore, StoredMessage, TurnStart } from '../store/conversation-store.ts';
+import type { ScriptSignal } from '../redis/signal-bus.ts';
 import type { QuotaStore } from '../admission/quota-store.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
 import { asksForHuman, matchesKeyword } from './escalation-intent.ts';
@@ -58,6 +59,25 @@ export type TurnOutcome =
   | { kind: 'silent' }
   | { kind: 'failed'; error: Error };
 
+/**
+ * The agents' feed of stored messages (visitor or AI), wherever the agents are connected; an AI reply
+ * that was streamed names its stream.
+ */
+export interface MessageFeed {
+  /** Publishes a stored message's signal. */
+  publish(chatbotId: string, sessionId: string, message: StoredMessage, streamId?: string): Promise<void>;
+  /**
+   * The same signal for the script that stores the message to publish with it, in the same round trip;
+   * undefined when a script cannot publish it (SignalBus.forScript): then `publish` after.
+   */
+  forScript(
+    chatbotId: string,
+    sessionId: string,
+    message: StoredMessage,
+    streamId?: string,
+  ): Promise<ScriptSignal | undefined>;
+}
+
 /** A turn that holds its conversation's lease: the visitor message is stored, the reply is not yet. */
 export type StartedTurn = Extract<TurnStart, { kind: 'started' }>;
 
@@ -67,11 +87,8 @@ export interface TurnPipelineDeps extends TurnGenerationDeps {
   quota: QuotaStore;
   /** Writes the webhook deliveries of a turn's events (recorded by the turn's first script). */
   relay: EventRelay;
-  /**
-   * Tells the owner's agents about a stored message (visitor or AI), wherever they are connected; an
-   * AI reply that was streamed names its stream.
-   */
-  feed: (chatbotId: string, sessionId: string, message: StoredMessage, streamId?: string) => Promise<void>;
+  /** Tells the owner's agents about a stored message (visitor or AI), wherever they are connected. */
+  feed: MessageFeed;
   /** A reply stream for a conversation (the widget's replies are shown while they are written). */
   stream: (chatbotId: string, sessionId: string) => ReplyStream;
   /** Escalates a conversation (the event fires the first time only). */
@@ -141,7 +158,15 @@ export class TurnPipeline {
       'record',
       async () => {
         const recordEvents = await this.deps.relay.listens(chatbot.id, TURN_EVENTS);
-        return this.deps.conversations.beginTurn(chatbot.id, sessionId, { content, source }, limits, { recordEvents });
+        const announce = this.announcer(chatbot.id, sessionId, (createdAt) => ({
+          role: 'user',
+          content,
+          created_at: createdAt,
+        }));
+        return this.deps.conversations.beginTurn(chatbot.id, sessionId, { content, source }, limits, {
+          recordEvents,
+          announce,
+        });
       },
       (begun) => ({ 'switchboard.turn.start': begun.kind }),
     );
@@ -166,7 +191,8 @@ export class TurnPipeline {
         this.deps.logger.warn({ chatbot_id: chatbot.id, entries: relayed }, 'relayed events a process left pending');
       }
       if (start.entry) await this.deps.relay.deliver(chatbot.id, [start.entry]);
-      await this.publish(chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
+      if (!start.announced)
+        await this.publish(chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
       if (!start.escalated && wantsHuman(chatbot.settings.escalation, content)) {
         await this.escalate(chatbot.id, sessionId);
       }
@@ -249,17 +275,22 @@ export class TurnPipeline {
     const reply = fallback ? chatbot.fallback_message : text;
     const citations = generation.kind === 'reply' && !fallback ? generation.citations : [];
     const isFallback = reply.trim() === chatbot.fallback_message.trim();
-    const end = await this.deps.conversations.endTurn(chatbot.id, sessionId, token, {
+    const streamId = stream?.started ? stream.id : undefined;
+    const storedReply = (createdAt: string): StoredMessage => ({
       role: 'assistant',
       content: reply,
-      citations,
-      fallback: isFallback,
+      created_at: createdAt,
+      ...(citations.length > 0 ? { citations } : {}),
     });
-    const streamId = stream?.started ? stream.id : undefined;
+    const end = await this.deps.conversations.endTurn(
+      chatbot.id,
+      sessionId,
+      token,
+      { role: 'assistant', content: reply, citations, fallback: isFallback },
+      this.announcer(chatbot.id, sessionId, storedReply, streamId),
+    );
     if (end.outcome === 'stored') {
-      const stored: StoredMessage = { role: 'assistant', content: reply, created_at: end.createdAt };
-      if (citations.length > 0) stored.citations = citations;
-      await this.publish(chatbot.id, sessionId, stored, streamId);
+      if (!end.announced) await this.publish(chatbot.id, sessionId, storedReply(end.createdAt), streamId);
       const asked = { chatbotId: chatbot.id, sessionId, question: message.content, askedAt };
       this.deps.unanswered?.noteTurn({ ...asked, generation, fallback: isFallback });
     } else await stream?.end(end.outcome === 'discarded' ? 'taken_over' : 'failed');
@@ -330,10 +361,29 @@ export class TurnPipeline {
     }
   }
 
+  /**
+   * A stored message's signal for the script that stores it. When it cannot be had (the bus could
+   * not tell whether it is on a cluster), the script publishes nothing and `publish` tries after.
+   */
+  private announcer(
+    chatbotId: string,
+    sessionId: string,
+    message: (createdAt: string) => StoredMessage,
+    streamId?: string,
+  ): Announce {
+    return async (createdAt) => {
+      try {
+        return await this.deps.feed.forScript(chatbotId, sessionId, message(createdAt), streamId);
+      } catch {
+        return undefined;
+      }
+    };
+  }
+
   /** Agents' feed is a side effect of the turn: its failure is logged, never the visitor's problem. */
   private async publish(chatbotId: string, sessionId: string, message: StoredMessage, streamId?: string) {
     try {
-      await this.deps.feed(chatbotId, sessionId, message, streamId);
+      await this.deps.feed.publish(chatbotId, sessionId, message, streamId);
     } catch (error) {
       this.deps.logger.error({ err: error, chatbot_id: chatbotId }, 'could not tell agents about a message');
     }

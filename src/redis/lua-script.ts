@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { waitForReplicas, type RedisClient } from './redis-client.ts';
+import { plainConnection, waitForReplicas, type RedisClient } from './redis-client.ts';
 
 /**
  * What a script takes and answers: its keys and arguments as named tuples (a rest element where the
@@ -32,8 +32,17 @@ export class LuaScript<S extends ScriptSignature = never> {
 
   readonly source: string;
 
-  constructor(source: string) {
+  /** Runs on the client's plain connection (see plainConnection). */
+  readonly plain: boolean;
+
+  /**
+   * `plain`: for a script whose keys this process never reads through the client-side cache just
+   * after running it (its writes reach the cache through the caching connection's invalidations,
+   * which may arrive a moment after the script's reply).
+   */
+  constructor(source: string, options: { plain?: boolean } = {}) {
     this.source = source;
+    this.plain = options.plain ?? false;
     this.sha1 = createHash('sha1').update(source).digest('hex');
     LuaScript.all.push(this);
   }
@@ -43,13 +52,14 @@ export class LuaScript<S extends ScriptSignature = never> {
     // The one place a reply is trusted to be what the script's signature says it returns: TypeScript
     // takes any reply for `S['reply']`, whose constraint is `unknown`, so no call site casts.
     let reply: S['reply'];
+    const connection = this.plain ? plainConnection(redis) : redis;
     try {
-      reply = await redis.evalSha(this.sha1, options);
+      reply = await connection.evalSha(this.sha1, options);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      reply = await redis.eval(this.source, options);
+      reply = await connection.eval(this.source, options);
     }
-    if (keys[0] !== undefined) await waitForReplicas(redis, keys[0]);
+    if (keys[0] !== undefined) await waitForReplicas(connection, keys[0]);
     return reply;
   }
 }

@@ -3,7 +3,7 @@ import type { VisitorPush } from '../channels/channel-port.ts';
 import type { StreamEndReason } from '../conversations/reply-stream.ts';
 import type { Logger } from '../logger.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
-import type { RedisClient } from './redis-client.ts';
+import { isCluster, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /** A change that live actors or sockets in any gateway process may need to hear about. */
@@ -36,6 +36,12 @@ export type Signal =
   /** An owner's canned replies changed: every gateway tells that owner's agent sockets to read them again. */
   | { kind: 'canned-replies'; user_id: string };
 
+/** A signal as a Lua script publishes it: the channel and the encoded message. */
+export interface ScriptSignal {
+  channel: string;
+  message: string;
+}
+
 /** A received signal, with the bus that published it. */
 export type ReceivedSignal = Signal & { origin: string };
 
@@ -66,6 +72,16 @@ export class SignalBus {
   }
 
   /**
+   * The channel and message with which a Lua script publishes `signal` along with the write it tells
+   * of, so both cost one round trip; undefined on a Redis Cluster, whose signals travel on a sharded
+   * channel that a script may publish to only from the channel's own slot: the caller publishes after.
+   */
+  async forScript(signal: Signal): Promise<ScriptSignal | undefined> {
+    if (await this.onCluster()) return undefined;
+    return { channel: this.keys.signals(), message: JSON.stringify({ ...signal, origin: this.id }) };
+  }
+
+  /**
    * Whether the server is a Redis Cluster node: then signals travel on a sharded channel (SPUBLISH),
    * which stays on the channel's shard instead of being broadcast over the whole cluster bus.
    */
@@ -79,7 +95,12 @@ export class SignalBus {
 
   /** Subscribes on a connection of its own (a subscribed connection can do nothing else). */
   async subscribe(handler: (signal: ReceivedSignal) => void): Promise<void> {
-    const subscriber = this.redis.duplicate();
+    // Without node-redis's maintenance notifications (Redis Enterprise's MOVING, MIGRATING …): its
+    // handler stringifies every push it sees, each signal received included (2.5% of a busy gateway's
+    // CPU), and a subscriber that loses its server reconnects anyway.
+    const subscriber = isCluster(this.redis)
+      ? this.redis.duplicate()
+      : this.redis.duplicate({ maintNotifications: 'disabled' });
     subscriber.on('error', (error: Error) => this.logger.warn({ err: error.message }, 'signal connection error'));
     await subscriber.connect();
     const listener = (message: string) => {

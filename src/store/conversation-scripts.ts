@@ -10,6 +10,12 @@ export type AppendKeys = [meta: string, messages: string, conversationIndex: str
 /** What a script that needs a conversation held by a given agent (or by nobody else) found. */
 export type HoldReply = 'missing' | 'ok' | ['held', holder: string];
 
+// Publishes the signal of a message a script stored (ScriptSignal), when the caller passed one.
+const ANNOUNCE = `
+local function announce(channel, message)
+  if channel ~= '' then redis.call('PUBLISH', channel, message) end
+end`;
+
 // The one definition of a new conversation record, shared by the scripts that may create one.
 export const CREATE_CONVERSATION = `
 local function create_conversation(meta, ids, id, chatbot, session, source, now)
@@ -19,12 +25,20 @@ local function create_conversation(meta, ids, id, chatbot, session, source, now)
 end`;
 
 // The one definition of a message appended to a conversation: its list, count, last activity and place
-// in the chatbot's conversation index.
+// in the chatbot's conversation index. A caller that has read the count passes it (the new count is
+// then written with the rest in one HSET), and may pass more field/value pairs to write with it.
 export const APPEND_MESSAGE = `
-local function append_message(meta, messages, index, message, now, session)
+local function append_message(meta, messages, index, message, now, session, count, fields)
   redis.call('RPUSH', messages, message)
-  redis.call('HINCRBY', meta, 'message_count', 1)
-  redis.call('HSET', meta, 'last_message_at', now)
+  local written = {'last_message_at', now}
+  if count then
+    table.insert(written, 'message_count')
+    table.insert(written, tonumber(count) + 1)
+  else
+    redis.call('HINCRBY', meta, 'message_count', 1)
+  end
+  for _, value in ipairs(fields or {}) do table.insert(written, value) end
+  redis.call('HSET', meta, unpack(written))
   redis.call('ZADD', index, now, session or redis.call('HGET', meta, 'session_id'))
 end`;
 
@@ -68,6 +82,9 @@ export const BEGIN_TURN = new LuaScript<{
     pendingEntryId: string,
     entryDueMicros: number,
     overdueToTake: number,
+    /** The stored message's signal (ScriptSignal), published with it; both '' for none. */
+    signalChannel: string,
+    signalMessage: string,
   ];
   reply:
     | ['leased']
@@ -84,7 +101,8 @@ export const BEGIN_TURN = new LuaScript<{
         entry: string,
         overdue: Array<[id: string, entry: string]>,
       ];
-}>(`${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}
+}>(
+  `${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}${ANNOUNCE}
 local held = redis.call('GET', KEYS[2])
 if held and string.sub(held, 1, #ARGV[12] + 1) ~= ARGV[12] .. ':' then return {'leased'} end
 local t = redis.call('TIME')
@@ -94,17 +112,20 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
 if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[7]) then return {'rate-limited'} end
 redis.call('ZADD', KEYS[4], now, now .. ':' .. ARGV[11])
 redis.call('PEXPIRE', KEYS[4], math.ceil(window / 1000))
-if redis.call('EXISTS', KEYS[1]) == 0 then
+local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at', 'message_count', 'fence')
+if not meta[1] then
   create_conversation(KEYS[1], KEYS[6], ARGV[2], ARGV[4], ARGV[1], ARGV[3], ARGV[5])
+  meta = {ARGV[2], ARGV[3], '', '', '0', false}
 end
 -- New means no message yet: a conversation escalated before its first message starts with that message.
 local isNew = 0
-if redis.call('HGET', KEYS[1], 'message_count') == '0' then isNew = 1 end
-local token = ARGV[12] .. ':' .. redis.call('HINCRBY', KEYS[1], 'fence', 1)
+if meta[5] == '0' then isNew = 1 end
+local fence = (tonumber(meta[6]) or 0) + 1
+local token = ARGV[12] .. ':' .. fence
 redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
 local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
-append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[6], ARGV[5], ARGV[1])
-local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at')
+append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[6], ARGV[5], ARGV[1], meta[5], {'fence', fence})
+announce(ARGV[16], ARGV[17])
 local entry = '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' .. cjson.encode(meta[1]) ..
   ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
   ',"is_new":' .. isNew .. ',"message":' .. ARGV[6] .. '}'
@@ -112,7 +133,9 @@ local overdue = claim_overdue(KEYS[7], KEYS[8], ARGV[5], ARGV[15], ARGV[14])
 -- No entry id: no webhook listens for a turn's events, so there is nothing to deliver later.
 if ARGV[13] ~= '' then record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14]) end
 return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue}
-`);
+`,
+  { plain: true },
+);
 
 // The takeover check happens here, atomically with the append: the AI never answers a conversation
 // that a human holds, whatever any process's memory says. Returns {outcome, consecutive fallback
@@ -127,41 +150,50 @@ export const END_TURN = new LuaScript<{
     fallback: '1' | '0',
     /** '1': the reply is kept aside as discarded whoever holds the conversation (cut short by a takeover). */
     discard: '1' | '0',
+    session: string,
+    /** The stored reply's signal (ScriptSignal), published when it is stored; both '' for none. */
+    signalChannel: string,
+    signalMessage: string,
   ];
   reply: [outcome: ReplyFate, fallbackStreak: number];
-}>(`${APPEND_MESSAGE}
+}>(
+  `${APPEND_MESSAGE}${ANNOUNCE}
 local outcome = 'stored'
+local meta = {}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
   outcome = 'lost-lease'
-elseif ARGV[2] ~= '' and (ARGV[5] == '1' or redis.call('HGET', KEYS[1], 'taken_over_by') ~= '') then
-  outcome = 'discarded'
+elseif ARGV[2] ~= '' then
+  meta = redis.call('HMGET', KEYS[1], 'taken_over_by', 'message_count', 'fallback_streak')
+  if ARGV[5] == '1' or meta[1] ~= '' then outcome = 'discarded' end
 end
 local streak = 0
 if ARGV[2] ~= '' then
   if outcome == 'stored' then
-    append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[2], ARGV[3])
-    if ARGV[4] == '1' then
-      streak = redis.call('HINCRBY', KEYS[1], 'fallback_streak', 1)
-    else
-      redis.call('HSET', KEYS[1], 'fallback_streak', 0)
-    end
+    if ARGV[4] == '1' then streak = (tonumber(meta[3]) or 0) + 1 end
+    append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[2], ARGV[3], ARGV[6], meta[2], {'fallback_streak', streak})
+    announce(ARGV[7], ARGV[8])
   else
     redis.call('RPUSH', KEYS[4], ARGV[2])
   end
 end
 if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
 return {outcome, streak}
-`);
+`,
+  { plain: true },
+);
 
 export const RENEW_LEASE = new LuaScript<{
   keys: [lease: string];
   args: [token: string, leaseMs: number];
   reply: 0 | 1;
-}>(`
+}>(
+  `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
-`);
+`,
+  { plain: true },
+);
 
 // The entry of a hold's event (`conversation.taken_over` or `.released`), recorded beside the change.
 const HOLD_ENTRY = `

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ScriptSignal } from '../redis/signal-bus.ts';
 import type {
   AgentPersona,
   Citation,
@@ -55,6 +56,8 @@ export type TurnStart =
       escalated: boolean;
       /** When the user message was stored. */
       createdAt: string;
+      /** Whether the script that stored the user message published its signal (the `announce` option). */
+      announced: boolean;
       /** The lease token; the turn's later writes are fenced by it. */
       token: string;
       /** Up to `historySize` messages before the new one, oldest first. */
@@ -75,9 +78,17 @@ export type ReplyFate = 'stored' | 'discarded' | 'lost-lease';
 export interface TurnEnd {
   outcome: ReplyFate;
   createdAt: string;
+  /** Whether the script that stored the reply published its signal (the `announce` option). */
+  announced: boolean;
   /** Consecutive fallback replies, this one included (0 when the reply was not the fallback). */
   fallbackStreak: number;
 }
+
+/**
+ * The signal of a message a turn stores (given the time it is stored at), for the script that stores
+ * it to publish; undefined when the caller must publish it after (see SignalBus.forScript).
+ */
+export type Announce = (createdAt: string) => Promise<ScriptSignal | undefined>;
 
 /** Limits a turn is checked against. */
 export interface TurnLimits {
@@ -160,10 +171,11 @@ export class ConversationStore {
     sessionId: string,
     input: { content: string; source: string },
     limits: TurnLimits,
-    options: { recordEvents?: boolean } = {},
+    options: { recordEvents?: boolean; announce?: Announce } = {},
   ): Promise<TurnStart> {
     const recordEvents = options.recordEvents ?? true;
     const now = this.clock.nowMicros();
+    const signal = await options.announce?.(formatTimestamp(now));
     const message: RawMessage = { role: 'user', content: input.content, at: now };
     const entryId = randomUUID();
     const reply = await BEGIN_TURN.run(
@@ -194,6 +206,8 @@ export class ConversationStore {
         recordEvents ? entryId : '',
         this.pending.dueAt(now),
         OVERDUE_PER_TURN,
+        signal?.channel ?? '',
+        signal?.message ?? '',
       ],
     );
     if (reply[0] === 'leased') return { kind: 'leased' };
@@ -207,6 +221,7 @@ export class ConversationStore {
       takenOverBy: takenOverBy || null,
       escalated: escalatedAt !== '',
       createdAt: formatTimestamp(now),
+      announced: signal !== undefined,
       token,
       history: history.map(parseMessage),
       ...(recordEvents ? { entry: { id: entryId, json: entry } } : {}),
@@ -224,8 +239,10 @@ export class ConversationStore {
     sessionId: string,
     token: string,
     reply: { role: MessageRole; content: string; citations?: Citation[]; fallback?: boolean; discard?: boolean } | null,
+    announce?: Announce,
   ): Promise<TurnEnd> {
     const now = this.clock.nowMicros();
+    const signal = reply ? await announce?.(formatTimestamp(now)) : undefined;
     const raw: RawMessage | null = reply && { role: reply.role, content: reply.content, at: now };
     if (raw && reply?.citations?.length) raw.citations = reply.citations;
     const json = raw ? JSON.stringify(raw) : '';
@@ -238,9 +255,19 @@ export class ConversationStore {
         this.keys.conversationDiscarded(chatbotId, sessionId),
         this.keys.conversationsOf(chatbotId),
       ],
-      [token, json, now, reply?.fallback ? '1' : '0', reply?.discard ? '1' : '0'],
+      [
+        token,
+        json,
+        now,
+        reply?.fallback ? '1' : '0',
+        reply?.discard ? '1' : '0',
+        sessionId,
+        signal?.channel ?? '',
+        signal?.message ?? '',
+      ],
     );
-    return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak };
+    const announced = signal !== undefined && outcome === 'stored';
+    return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak, announced };
   }
 
   /** Extends a held lease; false when it is no longer ours. */

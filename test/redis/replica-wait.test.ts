@@ -14,6 +14,11 @@ import { until } from '../support/until.ts';
 const SET = new LuaScript<{ keys: [key: string]; args: [value: string]; reply: number }>(
   "redis.call('SET', KEYS[1], ARGV[1]) return 1",
 );
+// The same write on the client's plain connection (scripts of a turn run there).
+const PLAIN_SET = new LuaScript<{ keys: [key: string]; args: [value: string]; reply: number }>(
+  "redis.call('SET', KEYS[1], ARGV[1]) return 2",
+  { plain: true },
+);
 
 const master = await startRedis();
 const replicaServer = await startRedis(['--replicaof', '127.0.0.1', String(master.port)]);
@@ -38,7 +43,7 @@ t.test('each write is on the replica when its script returns, confirmed on the c
   await monitor.monitor((line: string) => seen.push(line));
   const behind: number[] = [];
   for (let i = 0; i < 100; i += 1) {
-    await SET.run(redis, ['replicated'], [`v${i}`]);
+    await (i % 2 === 0 ? SET : PLAIN_SET).run(redis, ['replicated'], [`v${i}`]);
     if ((await replica.get('replicated')) !== `v${i}`) behind.push(i);
   }
   t.same(behind, [], 'the replica held every write as soon as it was acknowledged');
@@ -59,6 +64,7 @@ t.test('each write is on the replica when its script returns, confirmed on the c
     ),
     'every EVALSHA followed by a WAIT from the same connection',
   );
+  t.equal(new Set(pairs.map(([client]) => client)).size, 2, 'the caching and the plain connection both wrote');
 });
 
 t.test('a replica that stops confirming costs one wait, then writes are acknowledged at once', async (t) => {

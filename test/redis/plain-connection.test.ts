@@ -1,0 +1,72 @@
+import { createClient } from 'redis';
+import t from 'tap';
+import { systemClock } from '../../src/clock.ts';
+import { createLogger } from '../../src/logger.ts';
+import { LuaScript } from '../../src/redis/lua-script.ts';
+import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
+import { ConversationStore } from '../../src/store/conversation-store.ts';
+import { PendingEventStore } from '../../src/store/pending-event-store.ts';
+import { startRedis } from '../support/redis-server.ts';
+
+// Redis tracks, for client-side caching, every key a script reads on the caching connection and
+// pushes an invalidation for each later write. The scripts of a turn run on the plain connection,
+// so a conversation's keys never enter the tracking table.
+
+const GET = new LuaScript<{ keys: [key: string]; args: []; reply: string | null }>("return redis.call('GET', KEYS[1])");
+const PLAIN_GET = new LuaScript<{ keys: [key: string]; args: []; reply: string | null }>(
+  "return redis.call('GET', KEYS[1]) or ''",
+  { plain: true },
+);
+
+const server = await startRedis();
+const admin = await createClient({ url: server.url }).connect();
+const redis = await connectRedis({ url: server.url }, createLogger('silent'));
+t.teardown(async () => {
+  await redis.close();
+  admin.destroy();
+  await server.stop();
+});
+
+/** Keys in the server's tracking table (INFO stats). */
+async function trackedKeys(): Promise<number> {
+  return Number(/^tracking_total_keys:(\d+)/m.exec(await admin.info('stats'))![1]);
+}
+
+t.test('a script on the caching connection has its keys tracked; one on the plain connection does not', async (t) => {
+  await PLAIN_GET.run(redis, ['plain-key'], []);
+  t.equal(await trackedKeys(), 0);
+  await GET.run(redis, ['cached-key'], []);
+  t.equal(await trackedKeys(), 1);
+  await admin.flushAll();
+});
+
+t.test('turns leave nothing in the tracking table', async (t) => {
+  const keys = new RedisKeys('sb:');
+  const conversations = new ConversationStore(
+    redis,
+    keys,
+    systemClock,
+    new PendingEventStore(redis, keys, systemClock, 60_000),
+  );
+  const limits = { rateLimit: 100, rateWindowMs: 60_000, leaseMs: 30_000, historySize: 10 };
+  for (let i = 0; i < 20; i += 1) {
+    const start = await conversations.beginTurn('bot', `session-${i % 5}`, { content: 'hi', source: 'api' }, limits);
+    if (start.kind !== 'started') throw new Error(`turn ${i} did not start: ${start.kind}`);
+    const renewed = await conversations.renewLease('bot', `session-${i % 5}`, start.token, 30_000);
+    const end = await conversations.endTurn('bot', `session-${i % 5}`, start.token, {
+      role: 'assistant',
+      content: 'hello',
+    });
+    t.same([renewed, end.outcome], [true, 'stored']);
+  }
+  t.equal(await trackedKeys(), 0);
+});
+
+t.test('closing the client closes its plain connection', async (t) => {
+  const other = await connectRedis({ url: server.url }, createLogger('silent'));
+  const connected = () => admin.clientList().then((clients) => clients.length);
+  const before = await connected();
+  await other.close();
+  t.equal(await connected(), before - 2);
+});
