@@ -71,8 +71,8 @@ export class LocalEmbedder implements Embedder {
     }
     // A text with words of only one kind (all unknown to the table, say) puts its whole length there.
     const both = lexical !== undefined && semantic !== undefined;
-    if (lexical !== undefined) vector.set(scaled(lexical, both ? BLOCK_WEIGHT : 1), 0);
-    if (semantic !== undefined) vector.set(scaled(semantic, both ? BLOCK_WEIGHT : 1), LEXICAL_DIMENSIONS);
+    if (lexical !== undefined) setScaled(vector, 0, lexical, both ? BLOCK_WEIGHT : 1);
+    if (semantic !== undefined) setScaled(vector, LEXICAL_DIMENSIONS, semantic, both ? BLOCK_WEIGHT : 1);
     return vector;
   }
 
@@ -187,6 +187,7 @@ function normalise(vector: Float32Array): Float32Array | undefined {
   return vector;
 }
 
-function scaled(vector: Float32Array, factor: number): Float32Array {
-  return vector.map((value) => value * factor);
+/** Writes `factor` times `block` into `vector` from `offset` (a loop: TypedArray.map's callback cost 2%). */
+function setScaled(vector: Float32Array, offset: number, block: Float32Array, factor: number): void {
+  for (let i = 0; i < block.length; i++) vector[offset + i] = block[i]! * factor;
 }

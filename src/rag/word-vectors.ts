@@ -75,7 +75,10 @@ export class WordVectors {
 
   /** A sum of `addTo` in vector units. */
   scale(sum: Float64Array): Float32Array {
-    return Float32Array.from(sum, (value, d) => value * this.#data.scales[d]!);
+    const { scales } = this.#data;
+    const vector = new Float32Array(sum.length);
+    for (let d = 0; d < sum.length; d++) vector[d] = sum[d]! * scales[d]!;
+    return vector;
   }
 }
 
