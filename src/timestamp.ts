@@ -5,6 +5,7 @@
  * Hinnant's `civil_from_days`, with the year starting in March so that leap days come last.
  */
 export function formatTimestamp(epochMicros: number): string {
+  if (!Number.isFinite(epochMicros)) throw new RangeError(`Invalid time value: ${epochMicros}`);
   const seconds = Math.floor(epochMicros / 1_000_000);
   const days = Math.floor(seconds / 86_400);
   const secondOfDay = seconds - days * 86_400;

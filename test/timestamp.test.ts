@@ -44,3 +44,9 @@ t.test('a timestamp reads back as the microseconds it was written from; anything
     t.equal(parseTimestamp(text), undefined, JSON.stringify(text));
   }
 });
+
+t.test('a time that is not a number is refused, as Date refused it', async (t) => {
+  for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+    t.throws(() => formatTimestamp(value), { name: 'RangeError', message: `Invalid time value: ${value}` });
+  }
+});

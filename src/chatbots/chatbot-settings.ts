@@ -219,14 +219,18 @@ export function retentionOn(settings: Pick<ChatbotSettings, 'retention'>): boole
   return settings.retention.conversations_days !== null || settings.retention.leads_days !== null;
 }
 
-/** Reads stored settings; anything missing takes its default. */
+/**
+ * Reads stored settings; anything missing takes its default. Each call returns objects of its own
+ * (nothing shared with DEFAULT_SETTINGS or another call), built once: this runs on every turn.
+ */
 export function parseSettings(json: string | undefined): ChatbotSettings {
   if (!json) return defaultSettings();
   const stored = JSON.parse(json) as Partial<ChatbotSettings>;
   return {
-    ...defaultSettings(),
-    ...stored,
-    escalation: { ...DEFAULT_SETTINGS.escalation, ...stored.escalation },
+    allowed_origins: stored.allowed_origins ?? [],
+    lead_fields: stored.lead_fields ?? [],
+    ctas: stored.ctas ?? [],
+    escalation: { ...DEFAULT_SETTINGS.escalation, keywords: [], ...stored.escalation },
     widget: { ...DEFAULT_SETTINGS.widget, ...stored.widget },
     retrieval: { ...DEFAULT_SETTINGS.retrieval, ...stored.retrieval },
     answers: { ...DEFAULT_SETTINGS.answers, ...stored.answers },

@@ -117,6 +117,21 @@ t.test('stored settings missing newer sections read as defaults', async (t) => {
   });
 });
 
+t.test('settings read back share nothing with the defaults or with each other', async (t) => {
+  const first = parseSettings('{"escalation":{"smart_intent":false}}');
+  const second = parseSettings('{"escalation":{"smart_intent":false}}');
+  first.escalation.keywords.push('refund');
+  first.allowed_origins.push('https://a.example');
+  first.hours.weekly.mon.push(['09:00', '17:00']);
+  t.same(second.escalation, { smart_intent: false, keywords: [], fallback_streak: 0 });
+  t.same(
+    [second.allowed_origins, DEFAULT_SETTINGS.escalation.keywords, DEFAULT_SETTINGS.allowed_origins],
+    [[], [], []],
+  );
+  t.same(second.hours, NO_OFFICE_HOURS);
+  t.same(DEFAULT_SETTINGS.hours, NO_OFFICE_HOURS);
+});
+
 t.test('answers cite their sources by default, API replies do not, and the AI answers everything', async (t) => {
   t.same(DEFAULT_SETTINGS.answers, { citations: true, api_citations: false, sources_only: false });
   const api = applySettingsPatch(structuredClone(DEFAULT_SETTINGS), { answers: { api_citations: true } });
