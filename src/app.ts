@@ -59,7 +59,7 @@ import type { StoredMessage } from './store/conversation-store.ts';
 import { ReplyStreamGate } from './reply-stream-gate.ts';
 import { RetentionWorker } from './retention/retention-worker.ts';
 import { createServices, type Services } from './services.ts';
-import { openRedis, type RedisHandle } from './redis/redis-client.ts';
+import { openRedis, plainConnection, type RedisHandle } from './redis/redis-client.ts';
 import { startTelemetry, type Telemetry } from './metrics/telemetry.ts';
 import { observeHttpRequests } from './metrics/http-request-metrics.ts';
 import { registerGatewayGauges } from './metrics/gateway-gauges.ts';
@@ -592,10 +592,13 @@ async function serveMetrics(
   return { port, stop: () => separate.close() };
 }
 
+/** Whether Redis answers on both of the process's connections to it (see plainConnection). */
 async function redisAnswers(handle: RedisHandle): Promise<boolean> {
-  if (!handle.redis.isReady) return false;
+  const connections = new Set([handle.redis, plainConnection(handle.redis)]);
+  if ([...connections].some((connection) => !connection.isReady)) return false;
   try {
-    return (await handle.redis.ping()) === 'PONG';
+    const replies = await Promise.all([...connections].map((connection) => connection.ping()));
+    return replies.every((reply) => reply === 'PONG');
   } catch {
     return false;
   }

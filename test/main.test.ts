@@ -160,6 +160,23 @@ t.test('a bad configuration value stops startup with a message naming it', async
   await t.rejects(spawnGateway({ PORT_OVERRIDE: '', CONVERSATION_IDLE_MS: 'soon' }), /Invalid CONVERSATION_IDLE_MS/);
 });
 
+// A Redis that cannot be reached printed node-redis's stack trace instead of the one-line reason.
+t.test('an unreachable REDIS_URL stops startup with one line', async (t) => {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  const child = spawn(process.execPath, [path.resolve(import.meta.dirname, '../src/main.ts')], {
+    env: { PATH: process.env.PATH ?? '', REDIS_URL: `redis://127.0.0.1:${port}` },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  t.equal(code, 1);
+  t.equal(stderr, `switchboard: Redis is not reachable at 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+});
+
 // Issue 18 (and 20): a busy port crashed the process with a stack trace, leaving its redis-server.
 t.test('a port in use stops startup with one line, and the managed redis-server is stopped', async (t) => {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'sb-busy-'));

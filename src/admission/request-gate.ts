@@ -82,6 +82,7 @@ export class RequestGate {
     const owner = await this.apiKeys.lookup(token);
     if (!owner) return { kind: 'unauthorized' };
     const { limit, windowMs } = this.options;
+    const touch = this.book(owner.keyId);
     const reply = await ADMIT.run(
       this.redis,
       [
@@ -89,8 +90,10 @@ export class RequestGate {
         this.keys.apiKey(owner.userId, owner.keyId),
         this.keys.rateWindow(owner.userId, owner.keyId),
       ],
-      [limit, windowMs * 1000, randomUUID(), API_PLAN, this.touch(owner.keyId) ? '1' : '0'],
+      [limit, windowMs * 1000, randomUUID(), API_PLAN, touch ? '1' : '0'],
     );
+    // Only an admitted request writes `last_used_at`: a refused one gives its second's write back.
+    if (touch && reply[0] !== 1) this.touched.delete(owner.keyId);
     // A revoked key whose lookup entry survived (revoked by an older version, or a crash between
     // the two steps of revoke): dropped now, so its next 401 is an unknown key's.
     if (reply[0] === 3) await this.apiKeys.forget(token);
@@ -100,10 +103,11 @@ export class RequestGate {
   }
 
   /**
-   * Whether this request writes its key's `last_used_at`: the first one of each second in this process.
-   * The memory starts afresh every second, so it holds only the keys used in one.
+   * Whether this request writes its key's `last_used_at`: the first one of each second in this process
+   * (booked here, given back if the request is refused). The memory starts afresh every second, so it
+   * holds only the keys used in one.
    */
-  private touch(keyId: string): boolean {
+  private book(keyId: string): boolean {
     const now = this.clock.nowMicros();
     if (now - this.touchedSince >= TOUCH_INTERVAL_MICROS) {
       this.touched = new Set();

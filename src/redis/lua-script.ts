@@ -36,9 +36,9 @@ export class LuaScript<S extends ScriptSignature = never> {
   readonly plain: boolean;
 
   /**
-   * `plain`: for a script whose keys this process never reads through the client-side cache just
-   * after running it (its writes reach the cache through the caching connection's invalidations,
-   * which may arrive a moment after the script's reply).
+   * `plain`: for a script whose keys this process reads on the plain connection too (or with
+   * readPastCache), never through the client-side cache: the caching connection hears of the
+   * script's writes by invalidations, which may arrive a moment after the script's reply.
    */
   constructor(source: string, options: { plain?: boolean } = {}) {
     this.source = source;

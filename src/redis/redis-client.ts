@@ -6,6 +6,7 @@ import {
   createCluster,
   DisconnectsClientError,
   ErrorReply,
+  ReconnectStrategyError,
   RootNodesUnavailableError,
   SocketClosedUnexpectedlyError,
   TimeoutError,
@@ -20,7 +21,7 @@ import { ManagedRedis } from './managed-redis.ts';
  * node that serves its key's slot (following MOVED, and the topology after a failover).
  */
 export type RedisClient = RedisNodeClient | RedisClusterClient;
-export type RedisNodeClient = ReturnType<typeof createCachingClient>;
+export type RedisNodeClient = ReturnType<typeof createClientOf>;
 export type RedisClusterClient = ReturnType<typeof createCachingCluster>;
 
 /** Where to reach Redis: a URL, the managed server's unix socket, or a cluster's seed nodes. */
@@ -46,8 +47,15 @@ export const UNREPLICATED_RECHECK_MS = 10_000;
 
 /** Replicas each script's writes wait for, by client (REDIS_WAIT_REPLICAS; none when absent). */
 const replicaWaits = new WeakMap<RedisClient, { replicas: number; logger: Logger }>();
-/** Servers (by their node connection) whose replicas did not confirm a write, and until when. */
-const unreplicated = new WeakMap<RedisNodeClient, number>();
+/** Whether the client's script writes wait for replicas (REDIS_WAIT_REPLICAS). */
+export function waitsForReplicas(redis: RedisClient): boolean {
+  return replicaWaits.has(redis);
+}
+/**
+ * Servers whose replicas did not confirm a write, and until when: a cluster's by node connection, a
+ * single server's by its client's wait settings (which its two connections share).
+ */
+const unreplicated = new WeakMap<object, number>();
 
 /**
  * After a write of `key` (a script's first key): with REDIS_WAIT_REPLICAS set, waits until that many
@@ -59,10 +67,11 @@ export async function waitForReplicas(redis: RedisClient, key: string): Promise<
   const wait = replicaWaits.get(redis);
   if (!wait) return;
   const node = isCluster(redis) ? await redis.getNodeClientForKey(key) : redis;
-  if ((unreplicated.get(node) ?? 0) > Date.now()) return;
+  const server = isCluster(redis) ? node : wait;
+  if ((unreplicated.get(server) ?? 0) > Date.now()) return;
   const acknowledged = await node.sendCommand<number>(['WAIT', String(wait.replicas), String(REPLICA_WAIT_MS)]);
   if (acknowledged < wait.replicas) {
-    unreplicated.set(node, Date.now() + UNREPLICATED_RECHECK_MS);
+    unreplicated.set(server, Date.now() + UNREPLICATED_RECHECK_MS);
     wait.logger.warn(
       { wanted: wait.replicas, acknowledged, node: describeNode(node) },
       'writes are not confirmed by enough replicas: acknowledged without waiting for a while',
@@ -169,27 +178,10 @@ async function connectNode(
   endpoint: { url: string } | { socketPath: string },
   logger: Logger,
 ): Promise<RedisNodeClient> {
-  let wasReady = false;
-  const reconnectStrategy = (retries: number, cause: Error) => {
-    if (wasReady) return Math.min(50 * 2 ** retries, 2000);
-    if (retries >= 10) {
-      return new RedisUnreachableError(`Redis is not reachable at ${where(endpoint)}: ${cause.message}`);
-    }
-    return Math.min(50 * 2 ** retries, 500);
-  };
-  const client = createCachingClient(endpoint, reconnectStrategy);
-  const plain = createCachingClient(endpoint, reconnectStrategy, false);
-  client.on('error', (error: Error) => {
-    if (wasReady) logger.warn({ err: error.message }, 'redis connection error');
-  });
-  client.on('ready', () => {
-    if (wasReady) logger.info('redis reconnected');
-    wasReady = true;
-  });
-  plain.on('error', (error: Error) => {
-    if (wasReady) logger.warn({ err: error.message }, 'redis connection error (scripts)');
-  });
-  // The plain connection lives as long as the client: closing or destroying it ends both.
+  const client = createNodeClient(endpoint, logger, { caching: true, what: 'redis' });
+  const plain = createNodeClient(endpoint, logger, { caching: false, what: 'redis (scripts)' });
+  // The plain connection lives as long as the client: destroying the client ends both (closeClient
+  // closes the plain one first, so that the scripts in flight get their replies).
   client.on('end', () => {
     if (plain.isOpen) plain.destroy();
   });
@@ -198,9 +190,40 @@ async function connectNode(
   } catch (error) {
     client.destroy();
     plain.destroy();
-    throw error;
+    // node-redis wraps what the reconnect strategy gave up with; the reason is ours, in one line.
+    throw error instanceof ReconnectStrategyError && error.originalError instanceof RedisUnreachableError
+      ? error.originalError
+      : error;
   }
   plainConnections.set(client, plain);
+  return client;
+}
+
+/**
+ * One connection to a server: about 4 s of retries for its first connection, then a one-line reason;
+ * once it was ready, it reconnects for ever with capped backoff, and says so in the log.
+ */
+function createNodeClient(
+  endpoint: { url: string } | { socketPath: string },
+  logger: Logger,
+  options: { caching: boolean; what: string },
+): RedisNodeClient {
+  let wasReady = false;
+  const reconnectStrategy = (retries: number, cause: Error) => {
+    if (wasReady) return Math.min(50 * 2 ** retries, 2000);
+    if (retries >= 10) {
+      return new RedisUnreachableError(`Redis is not reachable at ${where(endpoint)}: ${cause.message}`);
+    }
+    return Math.min(50 * 2 ** retries, 500);
+  };
+  const client = createClientOf(endpoint, reconnectStrategy, options.caching);
+  client.on('error', (error: Error) => {
+    if (wasReady) logger.warn({ err: error.message }, `${options.what} connection error`);
+  });
+  client.on('ready', () => {
+    if (wasReady) logger.info(`${options.what} reconnected`);
+    wasReady = true;
+  });
   return client;
 }
 
@@ -208,8 +231,9 @@ async function connectNode(
 const plainConnections = new WeakMap<RedisClient, RedisNodeClient>();
 
 /**
- * The connection for scripts whose keys change with every message (a turn's, the gates'): a second
- * connection to the same server without client-side caching. On the caching connection Redis tracks
+ * The connection for scripts whose keys change with every message (a turn's, the gates'), and for
+ * reads of what they write: a second connection to the same server without client-side caching, so
+ * a read sent there after a script's reply is answered after the script. On the caching connection Redis tracks
  * every key a script reads, as it does the client's own reads, and pushes an invalidation for each
  * later write of it: fourteen a chat, for keys never kept in the cache, which cost the chat benchmark
  * 28% of its throughput. A cluster client (whose scripts run on its node connections) and a client
@@ -267,14 +291,14 @@ function createCachingCluster(seeds: string[], reconnectStrategy: (retries: numb
 }
 
 /**
- * RESP3 with client-side caching: reads of rarely-changing records (chatbots, sources, key owners)
- * are answered from memory, and Redis's tracking invalidates them the moment any process writes the
- * key, so every gateway still treats Redis as the source of truth.
+ * RESP3, with client-side caching when `caching`: reads of rarely-changing records (chatbots,
+ * sources, key owners) are answered from memory, and Redis's tracking invalidates them the moment
+ * any process writes the key, so every gateway still treats Redis as the source of truth.
  */
-function createCachingClient(
+function createClientOf(
   endpoint: { url: string } | { socketPath: string },
   reconnectStrategy: (retries: number, cause: Error) => number | Error,
-  caching = true,
+  caching: boolean,
 ) {
   const socket = 'url' in endpoint ? { reconnectStrategy } : { path: endpoint.socketPath, reconnectStrategy };
   return createClient({
@@ -359,6 +383,12 @@ export async function openRedis(settings: RedisSettings, logger: Logger): Promis
   }
 }
 
-async function closeClient(redis: RedisClient): Promise<void> {
+/**
+ * Closes the client once the commands in flight have their replies: first its plain connection (a
+ * turn's scripts), then the client itself.
+ */
+export async function closeClient(redis: RedisClient): Promise<void> {
+  const plain = plainConnection(redis);
+  if (plain !== redis && plain.isOpen) await plain.close();
   if (redis.isOpen) await redis.close();
 }

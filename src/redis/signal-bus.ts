@@ -3,7 +3,7 @@ import type { VisitorPush } from '../channels/channel-port.ts';
 import type { StreamEndReason } from '../conversations/reply-stream.ts';
 import type { Logger } from '../logger.ts';
 import type { StoredMessage } from '../store/conversation-store.ts';
-import { isCluster, type RedisClient } from './redis-client.ts';
+import { isCluster, waitsForReplicas, type RedisClient } from './redis-client.ts';
 import type { RedisKeys } from './redis-keys.ts';
 
 /** A change that live actors or sockets in any gateway process may need to hear about. */
@@ -74,10 +74,12 @@ export class SignalBus {
   /**
    * The channel and message with which a Lua script publishes `signal` along with the write it tells
    * of, so both cost one round trip; undefined on a Redis Cluster, whose signals travel on a sharded
-   * channel that a script may publish to only from the channel's own slot: the caller publishes after.
+   * channel that a script may publish to only from the channel's own slot, and undefined when writes
+   * wait for replicas (REDIS_WAIT_REPLICAS), so that nobody hears of a write before its replicas hold
+   * it: the caller publishes after.
    */
   async forScript(signal: Signal): Promise<ScriptSignal | undefined> {
-    if (await this.onCluster()) return undefined;
+    if (waitsForReplicas(this.redis) || (await this.onCluster())) return undefined;
     return { channel: this.keys.signals(), message: JSON.stringify({ ...signal, origin: this.id }) };
   }
 

@@ -7,7 +7,7 @@ import { formatTimestamp } from '../timestamp.ts';
 import { API_PLAN, MAX_ACTIVE_KEYS, type KeyOwner } from '../auth/api-key.ts';
 import { apiKeyPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from '../auth/api-key-token.ts';
 import { LuaScript } from '../redis/lua-script.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // Counting and inserting in one script makes the cap exact under concurrent creates.
@@ -41,11 +41,14 @@ return redis.call('HGET', KEYS[1], 'hash')
 /** API keys: creation under the 5-key cap and the Scale-plan rule, listing, revocation, lookup. */
 export class ApiKeyStore {
   private readonly redis: RedisClient;
+  /** Where key records are read: the gate's script writes their `last_used_at` there (plainConnection). */
+  private readonly records: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Pick<Clock, 'nowMicros'>;
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>) {
     this.redis = redis;
+    this.records = plainConnection(redis);
     this.keys = keys;
     this.clock = clock;
   }
@@ -76,7 +79,7 @@ export class ApiKeyStore {
   async list(userId: string): Promise<ApiKey[]> {
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     const ids = await this.redis.zRange(this.keys.apiKeys(userId), 0, -1, { REV: true });
-    const records = await Promise.all(ids.map((id) => this.redis.hGetAll(this.keys.apiKey(userId, id))));
+    const records = await Promise.all(ids.map((id) => this.records.hGetAll(this.keys.apiKey(userId, id))));
     return records.filter((r) => r.id).map(toView);
   }
 
@@ -90,7 +93,7 @@ export class ApiKeyStore {
     const hash = await REVOKE.run(this.redis, [record], [this.clock.nowMicros()]);
     if (typeof hash !== 'string') throw new NotFoundError('API key not found.');
     await this.redis.del(this.keys.apiKeyByHash(hash));
-    return toView(await this.redis.hGetAll(record));
+    return toView(await this.records.hGetAll(record));
   }
 
   /**

@@ -27,7 +27,7 @@ import {
   type HoldReply,
 } from './conversation-scripts.ts';
 import type { PendingEventStore } from './pending-event-store.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
 /** A message of a transcript, the conversation record and its activity, as the contract has them. */
@@ -146,6 +146,11 @@ export interface HoldOutcome {
  */
 export class ConversationStore {
   private readonly redis: RedisClient;
+  /**
+   * Where a conversation's keys are read: the turn's scripts write them there (plainConnection), so
+   * a read that follows a turn sees it, and none of them enters the client-side cache.
+   */
+  private readonly records: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Clock;
   /** Distinguishes this process's lease tokens from every other process's. */
@@ -155,6 +160,7 @@ export class ConversationStore {
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, pending: PendingEventStore) {
     this.redis = redis;
+    this.records = plainConnection(redis);
     this.keys = keys;
     this.clock = clock;
     this.pending = pending;
@@ -338,7 +344,7 @@ export class ConversationStore {
 
   /** What the conversation's hand-off state is read from; undefined when there is no conversation. */
   async handoff(chatbotId: string, sessionId: string): Promise<HandoffRecord | undefined> {
-    const [id, holder, requested, served] = await this.redis.hmGet(this.keys.conversation(chatbotId, sessionId), [
+    const [id, holder, requested, served] = await this.records.hmGet(this.keys.conversation(chatbotId, sessionId), [
       'id',
       'taken_over_by',
       'human_requested_at',
@@ -406,8 +412,8 @@ export class ConversationStore {
     const rows = await Promise.all(
       sessions.map(async ({ value: sessionId, score }) => {
         const [meta, last] = await Promise.all([
-          this.redis.hGetAll(this.keys.conversation(chatbotId, sessionId)),
-          this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), -1, -1),
+          this.records.hGetAll(this.keys.conversation(chatbotId, sessionId)),
+          this.records.lRange(this.keys.conversationMessages(chatbotId, sessionId), -1, -1),
         ]);
         if (!meta.id) return undefined;
         const activity: ConversationActivity = {
@@ -459,11 +465,11 @@ export class ConversationStore {
   }
 
   async exists(chatbotId: string, sessionId: string): Promise<boolean> {
-    return (await this.redis.exists(this.keys.conversation(chatbotId, sessionId))) === 1;
+    return (await this.records.exists(this.keys.conversation(chatbotId, sessionId))) === 1;
   }
 
   async get(chatbotId: string, sessionId: string): Promise<ConversationView> {
-    const meta = await this.redis.hGetAll(this.keys.conversation(chatbotId, sessionId));
+    const meta = await this.records.hGetAll(this.keys.conversation(chatbotId, sessionId));
     if (!meta.id) throw new NotFoundError('Conversation not found.');
     return toView(meta);
   }
@@ -471,10 +477,10 @@ export class ConversationStore {
   async transcript(chatbotId: string, sessionId: string): Promise<ConversationTranscript> {
     const view = await this.get(chatbotId, sessionId);
     const [raw, failures, ratings, deliveries] = await Promise.all([
-      this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), 0, -1),
-      this.redis.hGetAll(this.keys.conversationFailures(chatbotId, sessionId)),
-      this.redis.hGetAll(this.keys.conversationFeedback(chatbotId, sessionId)),
-      this.redis.hGetAll(this.keys.conversationDelivery(chatbotId, sessionId)),
+      this.records.lRange(this.keys.conversationMessages(chatbotId, sessionId), 0, -1),
+      this.records.hGetAll(this.keys.conversationFailures(chatbotId, sessionId)),
+      this.records.hGetAll(this.keys.conversationFeedback(chatbotId, sessionId)),
+      this.records.hGetAll(this.keys.conversationDelivery(chatbotId, sessionId)),
     ]);
     const messages = raw.map(parseMessage).map((message) => {
       const failure = message.role === 'user' ? failures[message.created_at] : undefined;
@@ -486,8 +492,8 @@ export class ConversationStore {
   /** The newest `limit` messages as the visitor sees them, oldest first: replies with the visitor's ratings. */
   async visitorHistory(chatbotId: string, sessionId: string, limit: number): Promise<StoredMessage[]> {
     const [raw, ratings] = await Promise.all([
-      this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), -limit, -1),
-      this.redis.hGetAll(this.keys.conversationFeedback(chatbotId, sessionId)),
+      this.records.lRange(this.keys.conversationMessages(chatbotId, sessionId), -limit, -1),
+      this.records.hGetAll(this.keys.conversationFeedback(chatbotId, sessionId)),
     ]);
     return raw.map((json) => withRating(parseMessage(json), ratings));
   }
@@ -502,13 +508,13 @@ export class ConversationStore {
 
   /** The newest `limit` messages, oldest first; none when the conversation does not exist yet. */
   async recentMessages(chatbotId: string, sessionId: string, limit: number): Promise<StoredMessage[]> {
-    const raw = await this.redis.lRange(this.keys.conversationMessages(chatbotId, sessionId), -limit, -1);
+    const raw = await this.records.lRange(this.keys.conversationMessages(chatbotId, sessionId), -limit, -1);
     return raw.map(parseMessage);
   }
 
   /** Replies that were produced but never delivered (a human took over, or the lease was lost). */
   async discarded(chatbotId: string, sessionId: string): Promise<StoredMessage[]> {
-    const raw = await this.redis.lRange(this.keys.conversationDiscarded(chatbotId, sessionId), 0, -1);
+    const raw = await this.records.lRange(this.keys.conversationDiscarded(chatbotId, sessionId), 0, -1);
     return raw.map(parseMessage);
   }
 

@@ -3,11 +3,12 @@ import t from 'tap';
 import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import { LuaScript } from '../../src/redis/lua-script.ts';
-import { connectRedis } from '../../src/redis/redis-client.ts';
+import { closeClient, connectRedis, plainConnection } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { ConversationStore } from '../../src/store/conversation-store.ts';
 import { PendingEventStore } from '../../src/store/pending-event-store.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { until } from '../support/until.ts';
 
 // Redis tracks, for client-side caching, every key a script reads on the caching connection and
 // pushes an invalidation for each later write. The scripts of a turn run on the plain connection,
@@ -59,14 +60,38 @@ t.test('turns leave nothing in the tracking table', async (t) => {
       content: 'hello',
     });
     t.same([renewed, end.outcome], [true, 'stored']);
+    // Read at once, as a request that follows a turn does: the read sees the turn.
+    const transcript = await conversations.transcript('bot', `session-${i % 5}`);
+    t.equal(transcript.messages.length, 2 * (Math.floor(i / 5) + 1));
   }
-  t.equal(await trackedKeys(), 0);
+  t.equal(await trackedKeys(), 0, 'neither the scripts nor the reads of what they wrote');
 });
 
-t.test('closing the client closes its plain connection', async (t) => {
+t.test('closing the client lets the scripts in flight finish, then closes both connections', async (t) => {
   const other = await connectRedis({ url: server.url }, createLogger('silent'));
   const connected = () => admin.clientList().then((clients) => clients.length);
   const before = await connected();
-  await other.close();
-  t.equal(await connected(), before - 2);
+  const inFlight = Array.from({ length: 200 }, (_, i) => PLAIN_GET.run(other, [`in-flight-${i}`], []));
+  await closeClient(other);
+  t.same(await Promise.all(inFlight), Array(200).fill(''), 'every script in flight got its reply');
+  t.same([other.isOpen, plainConnection(other).isOpen], [false, false]);
+  await until(async () => (await connected()) === before - 2, 'the server to see both connections gone');
+});
+
+t.test('destroying the client destroys its plain connection', async (t) => {
+  const other = await connectRedis({ url: server.url }, createLogger('silent'));
+  other.destroy();
+  t.equal(plainConnection(other).isOpen, false);
+});
+
+t.test('a plain connection the server refuses fails startup with a one-line reason', async (t) => {
+  // The test's own three connections (admin, the client and its plain one), and at most one more:
+  // the new client's two cannot both be served.
+  await until(async () => (await admin.clientList()).length === 3, 'the earlier tests’ connections gone');
+  await admin.configSet('maxclients', '4');
+  t.teardown(() => admin.configSet('maxclients', '10000'));
+  await t.rejects(connectRedis({ url: server.url }, createLogger('silent')), {
+    name: 'RedisUnreachableError',
+    message: `Redis is not reachable at 127.0.0.1:${server.port}: ERR max number of clients reached`,
+  });
 });

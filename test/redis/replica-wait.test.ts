@@ -3,6 +3,8 @@ import t from 'tap';
 import { createLogger } from '../../src/logger.ts';
 import { LuaScript } from '../../src/redis/lua-script.ts';
 import { connectRedis, REPLICA_WAIT_MS } from '../../src/redis/redis-client.ts';
+import { RedisKeys } from '../../src/redis/redis-keys.ts';
+import { SignalBus, type Signal } from '../../src/redis/signal-bus.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { startRedis } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
@@ -83,7 +85,8 @@ t.test('a replica that stops confirming costs one wait, then writes are acknowle
     },
   ]);
   started = Date.now();
-  for (let i = 0; i < 20; i += 1) await SET.run(redis, ['stalled'], [`v${i}`]);
+  // On either connection: the server's replicas are what did not confirm.
+  for (let i = 0; i < 20; i += 1) await (i % 2 === 0 ? SET : PLAIN_SET).run(redis, ['stalled'], [`v${i}`]);
   const next = Date.now() - started;
   t.ok(next < REPLICA_WAIT_MS, `20 more writes in ${next} ms: not waited for`);
   t.equal(
@@ -91,4 +94,17 @@ t.test('a replica that stops confirming costs one wait, then writes are acknowle
     1,
   );
   process.kill(replicaPid, 'SIGCONT');
+});
+
+t.test('a signal is published after the write when writes wait for replicas, not inside its script', async (t) => {
+  const signal: Signal = { kind: 'lead', chatbot_id: 'c', session_id: 's' };
+  const keys = new RedisKeys('sb:');
+  t.equal(await new SignalBus(redis, keys, createLogger('silent')).forScript(signal), undefined);
+  const unreplicated = await connectRedis({ url: master.url }, createLogger('silent'));
+  t.teardown(() => unreplicated.close());
+  const bus = new SignalBus(unreplicated, keys, createLogger('silent'));
+  t.same(await bus.forScript(signal), {
+    channel: keys.signals(),
+    message: JSON.stringify({ ...signal, origin: bus.id }),
+  });
 });

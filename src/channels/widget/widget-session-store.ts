@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { addressKey } from '../../admission/login-gate.ts';
 import { LuaScript } from '../../redis/lua-script.ts';
-import type { RedisClient } from '../../redis/redis-client.ts';
+import { plainConnection, type RedisClient } from '../../redis/redis-client.ts';
 import type { RedisKeys } from '../../redis/redis-keys.ts';
 import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from '../../admission/sliding-window.ts';
 
@@ -59,7 +59,7 @@ export class WidgetSessionStore {
 
   /** Whether this chatbot handed the session out, or has a conversation under it. */
   async known(chatbotId: string, sessionId: string): Promise<boolean> {
-    const found = await this.redis.exists([
+    const found = await plainConnection(this.redis).exists([
       this.keys.widgetSession(chatbotId, sessionId),
       this.keys.conversation(chatbotId, sessionId),
     ]);
