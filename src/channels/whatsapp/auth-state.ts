@@ -1,12 +1,10 @@
-import {
-  BufferJSON,
-  initAuthCreds,
-  proto,
-  type AuthenticationCreds,
-  type AuthenticationState,
-  type SignalDataSet,
-  type SignalDataTypeMap,
+import type {
+  AuthenticationCreds,
+  AuthenticationState,
+  SignalDataSet,
+  SignalDataTypeMap,
 } from '@whiskeysockets/baileys';
+import { loadBaileys } from './baileys.ts';
 import type { WhatsAppStore } from './whatsapp-store.ts';
 
 /** A linked device's auth state, read from Redis, and how to save its creds after a change. */
@@ -23,6 +21,7 @@ export interface RedisAuthState {
  * Writes are fenced by the socket's lease (`holder`): a socket that lost it writes nothing.
  */
 export async function redisAuthState(store: WhatsAppStore, chatbotId: string, holder: string): Promise<RedisAuthState> {
+  const { BufferJSON, initAuthCreds, proto } = await loadBaileys();
   const saved = await store.readCreds(chatbotId);
   const creds = saved ? (JSON.parse(saved, BufferJSON.reviver) as AuthenticationCreds) : initAuthCreds();
   return {

@@ -1,12 +1,5 @@
-import {
-  getContentType,
-  isLidUser,
-  isPnUser,
-  jidNormalizedUser,
-  normalizeMessageContent,
-  type BaileysEventMap,
-  type WAMessage,
-} from '@whiskeysockets/baileys';
+import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
+import { baileys } from './baileys.ts';
 import { whatsappSessionId } from './rules.ts';
 
 /** What a WhatsApp message means for the chatbot, in the project's own terms. */
@@ -39,8 +32,9 @@ export function mapWhatsAppUpsert(upsert: BaileysEventMap['messages.upsert']): W
   return upsert.messages.map(mapWhatsAppMessage);
 }
 
-/** Maps one live message. */
+/** Maps one live message (Baileys is loaded: the message came from a socket). */
 export function mapWhatsAppMessage(message: WAMessage): WhatsAppInbound {
+  const { normalizeMessageContent, getContentType } = baileys();
   const { key } = message;
   const jid = chatJid(key.remoteJid, key.remoteJidAlt);
   if (!jid || !key.id || message.messageStubType || !message.message) return { kind: 'ignored' };
@@ -61,6 +55,7 @@ export function mapWhatsAppMessage(message: WAMessage): WhatsAppInbound {
  */
 function chatJid(remoteJid: string | null | undefined, alternative: string | null | undefined): string | undefined {
   if (!remoteJid) return undefined;
+  const { isPnUser, isLidUser, jidNormalizedUser } = baileys();
   if (isPnUser(remoteJid)) return jidNormalizedUser(remoteJid);
   if (!isLidUser(remoteJid)) return undefined;
   return jidNormalizedUser(alternative && isPnUser(alternative) ? alternative : remoteJid);

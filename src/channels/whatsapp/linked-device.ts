@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
-import { DisconnectReason, jidNormalizedUser, type BaileysEventMap } from '@whiskeysockets/baileys';
+import type { BaileysEventMap } from '@whiskeysockets/baileys';
+import { baileys } from './baileys.ts';
 import type { Logger } from '../../logger.ts';
 import type { WhatsAppConnection, WhatsAppStore } from './whatsapp-store.ts';
 import { redisAuthState, type RedisAuthState } from './auth-state.ts';
@@ -23,11 +24,13 @@ export interface LinkedDeviceDeps {
   onMessages(device: LinkedDevice, upsert: BaileysEventMap['messages.upsert']): void;
 }
 
-/** Disconnect reasons after which the device stays unlinked until the owner links it again. */
-const FINAL_REASONS = new Map<number, string>([
-  [DisconnectReason.loggedOut, 'logged out from the phone'],
-  [DisconnectReason.forbidden, 'WhatsApp refused the account'],
-]);
+/** Why a disconnect unlinks the device until the owner links it again; undefined for any other. */
+function finalReason(status: number | undefined): string | undefined {
+  const { DisconnectReason } = baileys();
+  if (status === DisconnectReason.loggedOut) return 'logged out from the phone';
+  if (status === DisconnectReason.forbidden) return 'WhatsApp refused the account';
+  return undefined;
+}
 
 /**
  * One chatbot's WhatsApp socket, run by at most one gateway process at a time: the process that
@@ -169,7 +172,7 @@ export class LinkedDevice {
     this.isOpen = true;
     this.wake();
     this.reconnectMs = this.deps.reconnectFirstMs ?? RECONNECT_FIRST_MS;
-    const jid = auth.state.creds.me?.id ? jidNormalizedUser(auth.state.creds.me.id) : '';
+    const jid = auth.state.creds.me?.id ? baileys().jidNormalizedUser(auth.state.creds.me.id) : '';
     await this.deps.store
       .linked(this.chatbotId, jid)
       .catch((error: unknown) => this.log().error({ err: error }, 'whatsapp link state'));
@@ -178,7 +181,8 @@ export class LinkedDevice {
 
   private async closed(status: number | undefined, connection: WhatsAppConnection): Promise<void> {
     this.close();
-    const final = FINAL_REASONS.get(status ?? 0);
+    const { DisconnectReason } = baileys();
+    const final = finalReason(status);
     const expired = status === DisconnectReason.timedOut && connection.state === 'linking';
     if (final || expired) {
       const reason = final ?? `the ${connection.phone ? 'pairing' : 'QR'} code was not used in time`;

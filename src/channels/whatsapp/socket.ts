@@ -1,10 +1,5 @@
-import {
-  Browsers,
-  makeCacheableSignalKeyStore,
-  makeWASocket,
-  type AuthenticationState,
-  type BaileysEventMap,
-} from '@whiskeysockets/baileys';
+import type { AuthenticationState, BaileysEventMap } from '@whiskeysockets/baileys';
+import { baileys } from './baileys.ts';
 import type { Logger } from '../../logger.ts';
 
 /** The events of a WhatsApp socket the channel listens to. */
@@ -41,8 +36,10 @@ export type WhatsAppSocketFactory = (options: WhatsAppSocketOptions) => WhatsApp
  * `waWebSocketUrl` points at another server (tests).
  */
 export function baileysSocketFactory(settings: { waWebSocketUrl?: string } = {}): WhatsAppSocketFactory {
-  return ({ auth, logger }) =>
-    makeWASocket({
+  // Baileys is loaded by then: the auth state a socket is made from came from redisAuthState.
+  return ({ auth, logger }) => {
+    const { makeWASocket, makeCacheableSignalKeyStore, Browsers } = baileys();
+    return makeWASocket({
       auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(auth.keys, logger) },
       logger: baileysLogger(logger),
       browser: Browsers.ubuntu('Chrome'),
@@ -52,6 +49,7 @@ export function baileysSocketFactory(settings: { waWebSocketUrl?: string } = {})
       getMessage: () => Promise.resolve(undefined),
       ...(settings.waWebSocketUrl ? { waWebSocketUrl: settings.waWebSocketUrl } : {}),
     });
+  };
 }
 
 /**

@@ -2,6 +2,10 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import t from 'tap';
 import { pairingPhone, whatsappJid, whatsappSessionId } from '../../../src/channels/whatsapp/rules.ts';
 import { mapWhatsAppMessage, mapWhatsAppUpsert } from '../../../src/channels/whatsapp/inbound.ts';
+import { loadBaileys } from '../../../src/channels/whatsapp/baileys.ts';
+
+// Messages come from a socket, which a linked device made after loading Baileys.
+await loadBaileys();
 
 const PN = '4915112345678@s.whatsapp.net';
 
