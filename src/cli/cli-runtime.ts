@@ -7,7 +7,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { SearchEngineUnavailableError } from '../rag/retrieval-setup.ts';
 import { createServices, type Services } from '../services.ts';
 import { ManagedRedisError } from '../redis/managed-redis.ts';
-import { openRedis, RedisUnreachableError, type RedisClient } from '../redis/redis-client.ts';
+import { openRedis, type RedisClient } from '../redis/redis-client.ts';
 import { isUuid } from '../uuid.ts';
 
 /** What a command may need beyond the service layer. */
@@ -134,7 +134,6 @@ function oneLine(error: unknown): string {
   if (
     error instanceof ConfigError ||
     error instanceof ManagedRedisError ||
-    error instanceof RedisUnreachableError ||
     error instanceof SearchEngineUnavailableError ||
     error instanceof CliError
   ) {

@@ -9,6 +9,7 @@ import {
   ReconnectStrategyError,
   RootNodesUnavailableError,
   SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
   TimeoutError,
 } from 'redis';
 import type { Config } from '../config.ts';
@@ -113,13 +114,22 @@ export async function* scanKeys(redis: RedisClient, options: ScanOptions): Async
 /** Entries in the client-side cache of Redis reads (least recently used evicted first). */
 const CLIENT_CACHE_ENTRIES = 10_000;
 /**
- * How long a command may wait to be written to the connection: past it the caller gets an error
- * instead of waiting behind a connection that stopped taking writes. node-redis disarms this timeout
- * once the command is written, so it does not bound the wait for the reply: a Redis that stops
- * answering while its connection stays open is not detected by it (measured 2026-11-27 as not a cause
- * of the chat tail either: the chat benchmark without it ran the same).
+ * How long a connection may go without reading or writing anything before it is closed (and
+ * reconnected): a connection that stopped taking writes fails its commands then instead of holding
+ * them. Its PINGs (pingInterval) keep a quiet but healthy connection busy enough. It does not
+ * bound the wait for a reply: a Redis that stops answering while its connection still takes writes is
+ * not detected by it. This was node-redis's per-command write timeout until 2026-11-27 (10 s here, its
+ * default 5 s): that arms an AbortSignal.timeout for every command, which lives its full time after
+ * the reply, so a busy gateway kept tens of thousands of them and their timers alive, promoted to the
+ * old generation, where they made most of what its major GCs had to sweep.
  */
-export const COMMAND_TIMEOUT_MS = 10_000;
+export const SOCKET_TIMEOUT_MS = 10_000;
+/** node-redis's per-command timeout (5 s unless set) switched off: see SOCKET_TIMEOUT_MS. */
+const NO_COMMAND_TIMEOUT = { timeout: 0 };
+/** How often a connection PINGs its server: three times in its socket timeout (see SOCKET_TIMEOUT_MS). */
+function pingInterval(socketTimeoutMs: number): number {
+  return Math.round(socketTimeoutMs / 3);
+}
 
 /**
  * Redis is not there: the client is reconnecting (commands are refused at once rather than queued,
@@ -132,6 +142,7 @@ export function isRedisUnavailable(error: unknown): boolean {
     error instanceof ClientClosedError ||
     error instanceof SocketClosedUnexpectedlyError ||
     error instanceof TimeoutError ||
+    error instanceof SocketTimeoutError ||
     // A cluster node that went away under a command, or no node of a cluster answering.
     error instanceof DisconnectsClientError ||
     error instanceof RootNodesUnavailableError ||
@@ -165,7 +176,9 @@ export async function connectRedis(
   options: ConnectOptions = {},
 ): Promise<RedisClient> {
   const client =
-    'cluster' in endpoint ? await connectCluster(endpoint.cluster, logger) : await connectNode(endpoint, logger);
+    'cluster' in endpoint
+      ? await connectCluster(endpoint.cluster, logger)
+      : await connectNode(endpoint, logger, options.socketTimeoutMs ?? SOCKET_TIMEOUT_MS);
   if (options.waitReplicas) {
     const wait = { replicas: options.waitReplicas, logger };
     replicaWaits.set(client, wait);
@@ -177,9 +190,10 @@ export async function connectRedis(
 async function connectNode(
   endpoint: { url: string } | { socketPath: string },
   logger: Logger,
+  socketTimeoutMs: number,
 ): Promise<RedisNodeClient> {
-  const client = createNodeClient(endpoint, logger, { caching: true, what: 'redis' });
-  const plain = createNodeClient(endpoint, logger, { caching: false, what: 'redis (scripts)' });
+  const client = createNodeClient(endpoint, logger, { caching: true, socketTimeoutMs, what: 'redis' });
+  const plain = createNodeClient(endpoint, logger, { caching: false, socketTimeoutMs, what: 'redis (scripts)' });
   // The plain connection lives as long as the client: destroying the client ends both (closeClient
   // closes the plain one first, so that the scripts in flight get their replies).
   client.on('end', () => {
@@ -206,7 +220,7 @@ async function connectNode(
 function createNodeClient(
   endpoint: { url: string } | { socketPath: string },
   logger: Logger,
-  options: { caching: boolean; what: string },
+  options: { caching: boolean; socketTimeoutMs: number; what: string },
 ): RedisNodeClient {
   let wasReady = false;
   const reconnectStrategy = (retries: number, cause: Error) => {
@@ -216,7 +230,7 @@ function createNodeClient(
     }
     return Math.min(50 * 2 ** retries, 500);
   };
-  const client = createClientOf(endpoint, reconnectStrategy, options.caching);
+  const client = createClientOf(endpoint, reconnectStrategy, options);
   client.on('error', (error: Error) => {
     if (wasReady) logger.warn({ err: error.message }, `${options.what} connection error`);
   });
@@ -284,9 +298,13 @@ function createCachingCluster(seeds: string[], reconnectStrategy: (retries: numb
     rootNodes: seeds.map((url) => ({ url })),
     RESP: 3,
     clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES },
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    commandOptions: NO_COMMAND_TIMEOUT,
     topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_MS,
-    defaults: { disableOfflineQueue: true, socket: { reconnectStrategy } },
+    defaults: {
+      disableOfflineQueue: true,
+      pingInterval: pingInterval(SOCKET_TIMEOUT_MS),
+      socket: { reconnectStrategy, socketTimeout: SOCKET_TIMEOUT_MS },
+    },
   });
 }
 
@@ -298,14 +316,16 @@ function createCachingCluster(seeds: string[], reconnectStrategy: (retries: numb
 function createClientOf(
   endpoint: { url: string } | { socketPath: string },
   reconnectStrategy: (retries: number, cause: Error) => number | Error,
-  caching: boolean,
+  { caching, socketTimeoutMs }: { caching: boolean; socketTimeoutMs: number },
 ) {
-  const socket = 'url' in endpoint ? { reconnectStrategy } : { path: endpoint.socketPath, reconnectStrategy };
+  const timing = { reconnectStrategy, socketTimeout: socketTimeoutMs };
+  const socket = 'url' in endpoint ? timing : { path: endpoint.socketPath, ...timing };
   return createClient({
     RESP: 3,
     ...(caching ? { clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES } } : {}),
     disableOfflineQueue: true,
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    commandOptions: NO_COMMAND_TIMEOUT,
+    pingInterval: pingInterval(socketTimeoutMs),
     url: 'url' in endpoint ? endpoint.url : undefined,
     socket,
   });
@@ -346,6 +366,8 @@ export type RedisSettings = Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER' | 'REDIS_
 interface ConnectOptions {
   /** Replicas each script's writes wait for (REDIS_WAIT_REPLICAS). */
   waitReplicas?: number;
+  /** SOCKET_TIMEOUT_MS unless given (tests). */
+  socketTimeoutMs?: number;
 }
 
 /** The process's Redis: a connected client and how to let go of it (and of a managed server). */

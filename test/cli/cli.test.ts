@@ -92,5 +92,5 @@ t.test('usage errors and bad configuration are one line on stderr with exit 1', 
   t.same(badConfig, failure('Invalid REDIS_PREFIX: must be 1-32 characters of [A-Za-z0-9_:.-]'));
   const noRedis = await runCli(['key', 'list', '--user', 'x'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
   t.equal(noRedis.code, 1);
-  t.match(noRedis.stderr, /^switchboard: .*\n$/);
+  t.equal(noRedis.stderr, 'switchboard: Redis is not reachable at 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1\n');
 });
