@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { LuaScript } from '../redis/lua-script.ts';
-import { readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import { plainConnection, readPastCache, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // Reading the plan, comparing and counting in one script makes the quota exact under any race; the
@@ -87,7 +87,7 @@ export class QuotaStore {
   /** Messages counted this month. */
   async used(userId: string): Promise<number> {
     const [month] = this.counters(userId);
-    return Number((await this.redis.get(month)) ?? 0);
+    return Number((await plainConnection(this.redis).get(month)) ?? 0);
   }
 
   /** The plan's monthly limit (undefined for a plan PLAN_QUOTAS does not name). */

@@ -92,7 +92,8 @@ export class RequestGate {
       ],
       [limit, windowMs * 1000, randomUUID(), API_PLAN, touch ? '1' : '0'],
     );
-    // Only an admitted request writes `last_used_at`: a refused one gives its second's write back.
+    // Only an admitted request writes `last_used_at`: a refused one gives its second's write back. (An
+    // admitted request that overlapped it and found the write booked goes without; the next one writes.)
     if (touch && reply[0] !== 1) this.touched.delete(owner.keyId);
     // A revoked key whose lookup entry survived (revoked by an older version, or a crash between
     // the two steps of revoke): dropped now, so its next 401 is an unknown key's.

@@ -23,7 +23,7 @@ import { ManagedRedis } from './managed-redis.ts';
  */
 export type RedisClient = RedisNodeClient | RedisClusterClient;
 export type RedisNodeClient = ReturnType<typeof createClientOf>;
-export type RedisClusterClient = ReturnType<typeof createCachingCluster>;
+export type RedisClusterClient = ReturnType<typeof createClusterOf>;
 
 /** Where to reach Redis: a URL, the managed server's unix socket, or a cluster's seed nodes. */
 export type RedisEndpoint = { url: string } | { socketPath: string } | { cluster: string[] };
@@ -115,13 +115,18 @@ export async function* scanKeys(redis: RedisClient, options: ScanOptions): Async
 const CLIENT_CACHE_ENTRIES = 10_000;
 /**
  * How long a connection may go without reading or writing anything before it is closed (and
- * reconnected): a connection that stopped taking writes fails its commands then instead of holding
- * them. Its PINGs (pingInterval) keep a quiet but healthy connection busy enough. It does not
- * bound the wait for a reply: a Redis that stops answering while its connection still takes writes is
- * not detected by it. This was node-redis's per-command write timeout until 2026-11-27 (10 s here, its
- * default 5 s): that arms an AbortSignal.timeout for every command, which lives its full time after
- * the reply, so a busy gateway kept tens of thousands of them and their timers alive, promoted to the
- * old generation, where they made most of what its major GCs had to sweep.
+ * reconnected), failing its commands: a connection that stopped taking writes fails them then instead
+ * of holding them for good. Its PINGs (pingInterval) keep a healthy quiet connection busy, and catch a
+ * Redis that stopped answering on a quiet connection (the next PING waits for the last one's reply,
+ * so after one unanswered PING the connection goes quiet); on a busy connection, whose writes keep it
+ * from being idle, such a Redis is noticed only once the kernel's buffers are full. The price: a
+ * server that does nothing for 10 s (a FLUSHALL of a huge database, a paused VM) has every
+ * connection dropped and its commands failed, where they used to wait (a long Lua script is not
+ * that: Redis answers PING with BUSY meanwhile). This was node-redis's per-command write timeout
+ * until 2026-11-27 (10 s here, its default 5 s): that arms an AbortSignal.timeout for every command,
+ * which lives its full time after the reply, so a busy gateway kept tens of thousands of them and
+ * their timers alive, promoted to the old generation, where they made most of what its major GCs had
+ * to sweep.
  */
 export const SOCKET_TIMEOUT_MS = 10_000;
 /** node-redis's per-command timeout (5 s unless set) switched off: see SOCKET_TIMEOUT_MS. */
@@ -241,8 +246,8 @@ function createNodeClient(
   return client;
 }
 
-/** Each node client's plain connection (see plainConnection). */
-const plainConnections = new WeakMap<RedisClient, RedisNodeClient>();
+/** Each client's plain connection (see plainConnection). */
+const plainConnections = new WeakMap<RedisClient, RedisClient>();
 
 /**
  * The connection for scripts whose keys change with every message (a turn's, the gates'), and for
@@ -250,8 +255,8 @@ const plainConnections = new WeakMap<RedisClient, RedisNodeClient>();
  * a read sent there after a script's reply is answered after the script. On the caching connection Redis tracks
  * every key a script reads, as it does the client's own reads, and pushes an invalidation for each
  * later write of it: fourteen a chat, for keys never kept in the cache, which cost the chat benchmark
- * 28% of its throughput. A cluster client (whose scripts run on its node connections) and a client
- * made elsewhere have none: their scripts run on the client itself.
+ * 28% of its throughput. A cluster client's is a second cluster client without caching; a client
+ * made elsewhere has none: its scripts run on the client itself.
  */
 export function plainConnection(redis: RedisClient): RedisClient {
   return plainConnections.get(redis) ?? redis;
@@ -261,16 +266,38 @@ export function plainConnection(redis: RedisClient): RedisClient {
 const TOPOLOGY_REFRESH_MS = 500;
 
 /**
+ * Connects a Redis Cluster client, and a second one without client-side caching for the scripts
+ * whose keys change with every message (see plainConnection).
+ */
+async function connectCluster(seeds: string[], logger: Logger): Promise<RedisClusterClient> {
+  const cluster = await connectClusterClient(seeds, logger, true);
+  let plain: RedisClusterClient;
+  try {
+    plain = await connectClusterClient(seeds, logger, false);
+  } catch (error) {
+    cluster.destroy();
+    throw error;
+  }
+  // As for a single server: the plain client lives as long as the client ('disconnect' is what a
+  // cluster client emits when closed or destroyed).
+  cluster.on('disconnect', () => {
+    if (plain.isOpen) plain.destroy();
+  });
+  plainConnections.set(cluster, plain);
+  return cluster;
+}
+
+/**
  * Connects a Redis Cluster client through the first seed node that answers (about 4 s of retries
  * over all of them, then a one-line reason). Its node connections reconnect for ever with capped
  * backoff; a node that stays away makes it read the topology again from the others, which is how
  * it finds the replica promoted in place of a failed master.
  */
-async function connectCluster(seeds: string[], logger: Logger): Promise<RedisClusterClient> {
+async function connectClusterClient(seeds: string[], logger: Logger, caching: boolean): Promise<RedisClusterClient> {
   let wasReady = false;
   const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** retries, 2000);
   for (let attempt = 0; ; attempt += 1) {
-    const cluster = createCachingCluster(seeds, reconnectStrategy);
+    const cluster = createClusterOf(seeds, reconnectStrategy, caching);
     cluster.on('error', (error: Error) => {
       if (wasReady) logger.warn({ err: error.message }, 'redis cluster error');
     });
@@ -293,14 +320,22 @@ async function connectCluster(seeds: string[], logger: Logger): Promise<RedisClu
   }
 }
 
-function createCachingCluster(seeds: string[], reconnectStrategy: (retries: number) => number) {
+/**
+ * The node clients' own command options: node-redis's types leave `commandOptions` out of a cluster's
+ * `defaults`, but it makes each node client from them (cluster-slots.js), and a node client without it
+ * arms its default 5 s timer for every command sent to it directly (WAIT, SCAN, its PINGs).
+ */
+const NODE_COMMAND_OPTIONS = { commandOptions: NO_COMMAND_TIMEOUT };
+
+function createClusterOf(seeds: string[], reconnectStrategy: (retries: number) => number, caching: boolean) {
   return createCluster({
     rootNodes: seeds.map((url) => ({ url })),
     RESP: 3,
-    clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES },
+    ...(caching ? { clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES } } : {}),
     commandOptions: NO_COMMAND_TIMEOUT,
     topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_MS,
     defaults: {
+      ...NODE_COMMAND_OPTIONS,
       disableOfflineQueue: true,
       pingInterval: pingInterval(SOCKET_TIMEOUT_MS),
       socket: { reconnectStrategy, socketTimeout: SOCKET_TIMEOUT_MS },
@@ -406,8 +441,8 @@ export async function openRedis(settings: RedisSettings, logger: Logger): Promis
 }
 
 /**
- * Closes the client once the commands in flight have their replies: first its plain connection (a
- * turn's scripts), then the client itself.
+ * Closes the client once the commands already sent have their replies: first its plain connection
+ * (a turn's scripts), then the client itself.
  */
 export async function closeClient(redis: RedisClient): Promise<void> {
   const plain = plainConnection(redis);

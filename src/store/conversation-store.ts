@@ -408,7 +408,7 @@ export class ConversationStore {
    */
   async recent(chatbotId: string, limit: number, offset = 0): Promise<Array<ConversationView & ConversationActivity>> {
     const index = this.keys.conversationsOf(chatbotId);
-    const sessions = await this.redis.zRangeWithScores(index, offset, offset + limit - 1, { REV: true });
+    const sessions = await this.records.zRangeWithScores(index, offset, offset + limit - 1, { REV: true });
     const rows = await Promise.all(
       sessions.map(async ({ value: sessionId, score }) => {
         const [meta, last] = await Promise.all([
@@ -428,7 +428,7 @@ export class ConversationStore {
 
   /** How many conversations the chatbot has. */
   count(chatbotId: string): Promise<number> {
-    return this.redis.zCard(this.keys.conversationsOf(chatbotId));
+    return this.records.zCard(this.keys.conversationsOf(chatbotId));
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Lead } from '../contract/lead.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import {
   DELETE_CONVERSATION,
@@ -36,7 +36,7 @@ export class ErasureStore {
    * oldest first, from the `offset`th.
    */
   inactiveSessions(chatbotId: string, cutoffMicros: number, limit: number, offset = 0): Promise<string[]> {
-    return this.redis.zRangeByScore(this.keys.conversationsOf(chatbotId), '-inf', `(${cutoffMicros}`, {
+    return plainConnection(this.redis).zRangeByScore(this.keys.conversationsOf(chatbotId), '-inf', `(${cutoffMicros}`, {
       LIMIT: { offset, count: limit },
     });
   }

@@ -1,6 +1,6 @@
 import type { Rating } from '../contract/conversation.ts';
 import { LuaScript } from '../redis/lua-script.ts';
-import type { RedisClient } from '../redis/redis-client.ts';
+import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { formatTimestamp, parseTimestamp } from '../timestamp.ts';
 import { APPEND_MESSAGE, CREATE_CONVERSATION } from './conversation-scripts.ts';
@@ -81,14 +81,14 @@ export class TransferStore {
    * conversation moving in the index meanwhile (its visitor wrote) is neither read twice nor skipped.
    */
   sessions(chatbotId: string): Promise<string[]> {
-    return this.redis.zRange(this.keys.conversationsOf(chatbotId), 0, -1);
+    return plainConnection(this.redis).zRange(this.keys.conversationsOf(chatbotId), 0, -1);
   }
 
   /** One conversation as an export carries it; undefined when it is gone (deleted meanwhile). */
   async conversation(chatbotId: string, sessionId: string): Promise<ConversationRecord | undefined> {
     const [createdAt, lastActivity] = await Promise.all([
-      this.redis.hGet(this.keys.conversation(chatbotId, sessionId), 'created_at'),
-      this.redis.zScore(this.keys.conversationsOf(chatbotId), sessionId),
+      plainConnection(this.redis).hGet(this.keys.conversation(chatbotId, sessionId), 'created_at'),
+      plainConnection(this.redis).zScore(this.keys.conversationsOf(chatbotId), sessionId),
     ]);
     if (!createdAt) return undefined;
     const transcript = await this.conversations.transcript(chatbotId, sessionId);

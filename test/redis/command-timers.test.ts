@@ -4,6 +4,7 @@ import { createLogger } from '../../src/logger.ts';
 import { LuaScript } from '../../src/redis/lua-script.ts';
 import { connectRedis, isRedisUnavailable } from '../../src/redis/redis-client.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { countArmedTimers } from '../support/tracking.ts';
 import { until } from '../support/until.ts';
 
 // node-redis armed an AbortSignal.timeout for every command (its default 5 s, or the 10 s the gateway
@@ -22,15 +23,7 @@ t.teardown(() => server.stop());
 t.test('commands arm no timer each, on either connection', async (t) => {
   const redis = await connectRedis({ url: server.url }, createLogger('silent'));
   t.teardown(() => redis.close());
-  const original = AbortSignal.timeout.bind(AbortSignal);
-  let armed = 0;
-  AbortSignal.timeout = (ms: number) => {
-    armed += 1;
-    return original(ms);
-  };
-  t.teardown(() => {
-    AbortSignal.timeout = original;
-  });
+  const armed = countArmedTimers(t);
   await Promise.all(
     Array.from({ length: 100 }, async (_, i) => {
       await redis.set(`k${i}`, 'v');
@@ -38,7 +31,7 @@ t.test('commands arm no timer each, on either connection', async (t) => {
       await PLAIN_SET.run(redis, [`p${i}`], ['v']);
     }),
   );
-  t.equal(armed, 0);
+  t.equal(armed(), 0);
 });
 
 t.test(

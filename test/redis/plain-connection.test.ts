@@ -1,13 +1,10 @@
 import { createClient } from 'redis';
 import t from 'tap';
-import { systemClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import { LuaScript } from '../../src/redis/lua-script.ts';
 import { closeClient, connectRedis, plainConnection } from '../../src/redis/redis-client.ts';
-import { RedisKeys } from '../../src/redis/redis-keys.ts';
-import { ConversationStore } from '../../src/store/conversation-store.ts';
-import { PendingEventStore } from '../../src/store/pending-event-store.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { conversationStoreOn, OPEN_LIMITS } from '../support/tracking.ts';
 import { until } from '../support/until.ts';
 
 // Redis tracks, for client-side caching, every key a script reads on the caching connection and
@@ -43,16 +40,14 @@ t.test('a script on the caching connection has its keys tracked; one on the plai
 });
 
 t.test('turns leave nothing in the tracking table', async (t) => {
-  const keys = new RedisKeys('sb:');
-  const conversations = new ConversationStore(
-    redis,
-    keys,
-    systemClock,
-    new PendingEventStore(redis, keys, systemClock, 60_000),
-  );
-  const limits = { rateLimit: 100, rateWindowMs: 60_000, leaseMs: 30_000, historySize: 10 };
+  const conversations = conversationStoreOn(redis);
   for (let i = 0; i < 20; i += 1) {
-    const start = await conversations.beginTurn('bot', `session-${i % 5}`, { content: 'hi', source: 'api' }, limits);
+    const start = await conversations.beginTurn(
+      'bot',
+      `session-${i % 5}`,
+      { content: 'hi', source: 'api' },
+      OPEN_LIMITS,
+    );
     if (start.kind !== 'started') throw new Error(`turn ${i} did not start: ${start.kind}`);
     const renewed = await conversations.renewLease('bot', `session-${i % 5}`, start.token, 30_000);
     const end = await conversations.endTurn('bot', `session-${i % 5}`, start.token, {
@@ -67,10 +62,11 @@ t.test('turns leave nothing in the tracking table', async (t) => {
   t.equal(await trackedKeys(), 0, 'neither the scripts nor the reads of what they wrote');
 });
 
-t.test('closing the client lets the scripts in flight finish, then closes both connections', async (t) => {
+t.test('closing the client lets the scripts already sent finish, then closes both connections', async (t) => {
   const other = await connectRedis({ url: server.url }, createLogger('silent'));
   const connected = () => admin.clientList().then((clients) => clients.length);
   const before = await connected();
+  await PLAIN_GET.run(other, ['loaded'], []); // the script is loaded: no NOSCRIPT fallback in flight
   const inFlight = Array.from({ length: 200 }, (_, i) => PLAIN_GET.run(other, [`in-flight-${i}`], []));
   await closeClient(other);
   t.same(await Promise.all(inFlight), Array(200).fill(''), 'every script in flight got its reply');

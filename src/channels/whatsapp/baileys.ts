@@ -12,7 +12,13 @@ let loading: Promise<Baileys> | undefined;
  * heap: every major garbage collection marks it again, which lengthens the chat path's tail.
  */
 export function loadBaileys(): Promise<Baileys> {
-  loading ??= import('@whiskeysockets/baileys').then((module) => (loaded = module));
+  loading ??= import('@whiskeysockets/baileys').then(
+    (module) => (loaded = module),
+    (error: unknown) => {
+      loading = undefined; // the next connect tries again
+      throw error;
+    },
+  );
   return loading;
 }
 
