@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { LuaScript } from '../redis/lua-script.ts';
-import { plainConnection, readPastCache, type RedisClient } from '../redis/redis-client.ts';
+import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
 // Reading the plan, comparing and counting in one script makes the quota exact under any race; the
@@ -58,12 +58,15 @@ export type QuotaDecision = 'counted' | 'exhausted' | 'unknown-account';
  */
 export class QuotaStore {
   private readonly redis: RedisClient;
+  /** Where the counters are read: the scripts that count write them there (plainConnection). */
+  private readonly counts: RedisClient;
   private readonly keys: RedisKeys;
   private readonly clock: Pick<Clock, 'nowMicros'>;
   private readonly quotas: Record<string, number>;
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Pick<Clock, 'nowMicros'>, quotas: Record<string, number>) {
     this.redis = redis;
+    this.counts = plainConnection(redis);
     this.keys = keys;
     this.clock = clock;
     this.quotas = quotas;
@@ -87,7 +90,7 @@ export class QuotaStore {
   /** Messages counted this month. */
   async used(userId: string): Promise<number> {
     const [month] = this.counters(userId);
-    return Number((await plainConnection(this.redis).get(month)) ?? 0);
+    return Number((await this.counts.get(month)) ?? 0);
   }
 
   /** The plan's monthly limit (undefined for a plan PLAN_QUOTAS does not name). */
@@ -96,17 +99,14 @@ export class QuotaStore {
   }
 
   /**
-   * Messages counted on each of the last `days` UTC days, oldest first, today last. Read with the
-   * server, never the client-side cache: counters change on every message.
+   * Messages counted on each of the last `days` UTC days, oldest first, today last.
    */
   async daily(userId: string, days: number): Promise<Array<{ date: string; messages: number }>> {
     const today = Date.parse(this.today());
     const dates = Array.from({ length: days }, (_, i) =>
       new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
     );
-    const counts = await readPastCache<Array<string | null>>(this.redis, (multi) =>
-      multi.mGet(dates.map((date) => this.keys.quotaDay(userId, date))),
-    );
+    const counts = await this.counts.mGet(dates.map((date) => this.keys.quotaDay(userId, date)));
     return dates.map((date, i) => ({ date, messages: Number(counts[i] ?? 0) }));
   }
 

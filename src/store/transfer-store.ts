@@ -67,11 +67,14 @@ return 1
  */
 export class TransferStore {
   private readonly redis: RedisClient;
+  /** Where a conversation's keys are read: the turn's scripts write them there (plainConnection). */
+  private readonly records: RedisClient;
   private readonly keys: RedisKeys;
   private readonly conversations: ConversationStore;
 
   constructor(redis: RedisClient, keys: RedisKeys, conversations: ConversationStore) {
     this.redis = redis;
+    this.records = plainConnection(redis);
     this.keys = keys;
     this.conversations = conversations;
   }
@@ -81,14 +84,14 @@ export class TransferStore {
    * conversation moving in the index meanwhile (its visitor wrote) is neither read twice nor skipped.
    */
   sessions(chatbotId: string): Promise<string[]> {
-    return plainConnection(this.redis).zRange(this.keys.conversationsOf(chatbotId), 0, -1);
+    return this.records.zRange(this.keys.conversationsOf(chatbotId), 0, -1);
   }
 
   /** One conversation as an export carries it; undefined when it is gone (deleted meanwhile). */
   async conversation(chatbotId: string, sessionId: string): Promise<ConversationRecord | undefined> {
     const [createdAt, lastActivity] = await Promise.all([
-      plainConnection(this.redis).hGet(this.keys.conversation(chatbotId, sessionId), 'created_at'),
-      plainConnection(this.redis).zScore(this.keys.conversationsOf(chatbotId), sessionId),
+      this.records.hGet(this.keys.conversation(chatbotId, sessionId), 'created_at'),
+      this.records.zScore(this.keys.conversationsOf(chatbotId), sessionId),
     ]);
     if (!createdAt) return undefined;
     const transcript = await this.conversations.transcript(chatbotId, sessionId);
