@@ -29,11 +29,28 @@ function countFile(file: string): { passed: number; failed: number; skipped: num
     complete = summary.plan.end !== null || summary.plan.skipAll;
     ok = summary.ok;
   });
-  parser.on('assert', (result: Result) => tests.push(result));
+  // The failed assertions inside each top-level test (a subtest's lines come before its own result):
+  // printed under its name, so that a log's tail says why it failed.
+  const failures: string[] = [];
+  let inside: string[] = [];
+  const collect = (child: Parser): void => {
+    child.on('child', collect);
+    child.on('assert', (result: Result) => {
+      if (!result.ok && !result.todo && !result.skip) inside.push(result.name);
+    });
+  };
+  parser.on('child', collect);
+  parser.on('assert', (result: Result) => {
+    tests.push(result);
+    if (!result.ok && !result.skip && !result.todo) {
+      const why = [...new Set(inside)].slice(0, 3).map((name) => `\n    ${name}`);
+      failures.push(`${result.name}${why.join('')}`);
+    }
+    inside = [];
+  });
   parser.end(readFileSync(file, 'utf8'));
   const skipped = tests.filter((r) => r.skip || r.todo).length;
   const passed = tests.filter((r) => r.ok && !r.skip && !r.todo).length;
-  const failures = tests.filter((r) => !r.ok && !r.skip && !r.todo).map((r) => r.name);
   let failed = failures.length;
   if ((!complete || !ok) && failed === 0) {
     failed = 1;

@@ -123,9 +123,10 @@ export class ChatbotStore {
     if ((await this.redis.exists(this.keys.user(userId))) === 0) throw new NotFoundError('User not found.');
     const id = (await this.redis.exists(this.keys.chatbot(input.id))) === 0 ? input.id : randomUUID();
     const slug = await CLAIM_SLUG.run(this.redis, [this.keys.slugsOf(userId)], [slugify(input.slug)]);
-    if (retentionOn(settings)) await this.retention?.ensure(id, this.clock.nowMicros());
+    await this.schedule(id, settings);
     await this.redis.zAdd(this.keys.chatbotsOf(userId), { score: input.createdAtMicros, value: id });
     await this.redis.hSet(this.keys.chatbot(id), { id, user_id: userId, slug, ...fields });
+    await this.schedule(id, settings);
     return this.get(id);
   }
 
@@ -167,17 +168,28 @@ export class ChatbotStore {
       const stored = read ?? '';
       const current = parseSettings(stored || undefined);
       const next = applySettingsPatch(current, patch);
-      // Scheduled before the settings change: a sweep that finds no retention set lets go of it, so a
-      // failure in between leaves nothing unswept.
-      if (retentionOn(next)) await this.retention?.ensure(chatbotId, this.clock.nowMicros());
+      await this.schedule(chatbotId, next);
       const swapped = await SWAP_SETTINGS.run(
         this.redis,
         [this.keys.chatbot(chatbotId)],
         [stored, JSON.stringify(next)],
       );
       if (swapped === -1) throw new NotFoundError('Chatbot not found.');
-      if (swapped === 1) return next;
+      if (swapped === 1) {
+        await this.schedule(chatbotId, next);
+        return next;
+      }
     }
+  }
+
+  /**
+   * Schedules the chatbot's retention sweeps when its settings have a retention. Called before its
+   * settings are written, so that a failure in between leaves nothing unswept (a sweep that finds no
+   * retention set lets go of it), and again after: a gateway that polled in between found no retention
+   * and let go of it.
+   */
+  private async schedule(chatbotId: string, settings: ChatbotSettings): Promise<void> {
+    if (retentionOn(settings)) await this.retention?.ensure(chatbotId, this.clock.nowMicros());
   }
 
   /**

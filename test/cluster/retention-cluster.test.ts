@@ -32,6 +32,11 @@ const past = createServices(
   createLogger('silent'),
 );
 const gateways: GatewayProcess[] = [];
+/** This process's own connections to Redis. */
+const own = (await client.clientList()).length;
+/** Resolves once Redis has closed every connection of the gateways killed (it runs what they sent first). */
+const gatewaysGone = () =>
+  until(async () => (await client.clientList()).length === own, 'the gateways’ connections gone');
 t.teardown(async () => {
   for (const gateway of gateways) if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
   await Promise.all(gateways.map((gateway) => gateway.exited));
@@ -68,6 +73,12 @@ function sweeps(gateway: GatewayProcess): Array<{ chatbot_id: string; deleted: u
 
 t.test('three gateways: each chatbot due is swept exactly once', async (t) => {
   const trio = await Promise.all([start(), start(), start()]);
+  // Stopped however this test ends: a sweeping gateway left running would sweep the next test's chatbot.
+  t.teardown(async () => {
+    for (const gateway of trio) gateway.child.kill('SIGKILL');
+    await Promise.all(trio.map((gateway) => gateway.exited));
+    await gatewaysGone();
+  });
   const owner = await services.accounts.create('trio@example.com', 'scale');
   const bots: Chatbot[] = [];
   for (let i = 0; i < 9; i += 1) bots.push(await chatbotWith(owner.id, `Trio ${i}`, 20));
@@ -88,10 +99,6 @@ t.test('three gateways: each chatbot due is swept exactly once', async (t) => {
   );
   t.ok(trio.filter((gateway) => sweeps(gateway).length > 0).length >= 2, 'shared between them');
   for (const bot of bots) t.equal(await services.conversations.exists(bot.id, 'api-today'), true);
-  for (const gateway of trio) {
-    gateway.child.kill('SIGKILL');
-    await gateway.exited;
-  }
 });
 
 t.test('a gateway SIGKILLed mid-sweep: its claim lapses and another finishes the sweep', async (t) => {
@@ -104,6 +111,7 @@ t.test('a gateway SIGKILLed mid-sweep: its claim lapses and another finishes the
   await until(async () => (await services.conversations.count(bot.id)) < total + 1, 'the sweep to start');
   victim.child.kill('SIGKILL');
   await victim.exited;
+  await gatewaysGone();
   const left = (await services.conversations.count(bot.id)) - 1;
   t.ok(left > 0 && left < total, `killed with ${left} of ${total} old conversations left`);
   t.same(sweeps(victim), [], 'the killed gateway never finished a sweep');

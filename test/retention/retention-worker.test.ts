@@ -4,6 +4,7 @@ import { createLogger } from '../../src/logger.ts';
 import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts';
 import { RetentionWorker, type RetentionOptions } from '../../src/retention/retention-worker.ts';
 import { createServices, type Services } from '../../src/services.ts';
+import { ChatbotStore } from '../../src/store/chatbot-store.ts';
 import { ErasureStore } from '../../src/store/erasure-store.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { startRedis } from '../support/redis-server.ts';
@@ -147,6 +148,32 @@ t.test('turning retention off unschedules the chatbot; a deleted chatbot is unsc
   t.equal(await s.retention.dueAt(gone.id), undefined);
   await s.chatbots.configure(kept.id, { retention: { conversations_days: 7 } });
   t.equal(await s.retention.dueAt(kept.id), clock.nowMicros(), 'scheduled again when turned on');
+});
+
+t.test('a sweep that looks between the scheduling and the settings write leaves the chatbot scheduled', async (t) => {
+  // configure() schedules the chatbot, then writes its settings: a gateway polling in between finds no
+  // retention yet, and unschedules it. The chatbot must still be swept (in a CI run it never was).
+  const clock = new SimulatedClock();
+  const { services: s, worker, redis } = await gateway(clock);
+  const owner = await s.accounts.create('between@example.com', 'scale');
+  const bot = await s.chatbots.create(owner.id, { name: 'Between' });
+  worker.start();
+  t.teardown(() => worker.stop());
+  let polls = 0;
+  const schedule = {
+    ensure: async (chatbotId: string, atMicros: number) => {
+      await s.retention.ensure(chatbotId, atMicros);
+      if (polls > 0) return;
+      polls += 1;
+      worker.kick();
+      await worker.settled();
+      t.equal(await s.retention.dueAt(bot.id), undefined, 'the gateway let go of it');
+    },
+  };
+  const chatbots = new ChatbotStore(redis, s.keys, clock, schedule);
+  await chatbots.configure(bot.id, { retention: { conversations_days: 7 } });
+  t.equal(polls, 1);
+  t.equal(await s.retention.dueAt(bot.id), clock.nowMicros(), 'scheduled after the settings were written');
 });
 
 t.test('three gateways on one Redis: each due chatbot is swept exactly once', async (t) => {
