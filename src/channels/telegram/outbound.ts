@@ -1,7 +1,7 @@
-import { autoRetry } from '@grammyjs/auto-retry';
-import { Api } from 'grammy';
+import type { Api } from 'grammy';
 import { NotFoundError } from '../../errors.ts';
 import { chatText, type ChannelPort, type VisitorPush } from '../channel-port.ts';
+import { loadGrammy, type Grammy } from './grammy.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { splitForTelegram, telegramChatId } from './rules.ts';
 
@@ -11,14 +11,15 @@ export interface TelegramApiOptions {
 }
 
 /** Retries 429 (after Telegram's `retry_after`), 5xx and network failures, a few times. */
-export function retrying() {
-  return autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 60 });
+export function retrying(grammy: Grammy) {
+  return grammy.autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 60 });
 }
 
 /** The Bot API client of one bot token, retrying as {@link retrying} says. */
-export function telegramApi(token: string, options: TelegramApiOptions): Api {
-  const api = new Api(token, options.apiRoot ? { apiRoot: options.apiRoot } : undefined);
-  api.config.use(retrying());
+export async function telegramApi(token: string, options: TelegramApiOptions): Promise<Api> {
+  const grammy = await loadGrammy();
+  const api = new grammy.Api(token, options.apiRoot ? { apiRoot: options.apiRoot } : undefined);
+  api.config.use(retrying(grammy));
   return api;
 }
 
@@ -76,7 +77,7 @@ export class TelegramReplies implements Pick<ChannelPort, 'deliver'> {
     const connection = await this.store.get(chatbotId);
     let outbound = this.outbounds.get(connection.token);
     if (!outbound) {
-      outbound = new TelegramOutbound(telegramApi(connection.token, this.options));
+      outbound = new TelegramOutbound(await telegramApi(connection.token, this.options));
       this.outbounds.set(connection.token, outbound);
     }
     await deliverToChat(outbound, chatId, push);

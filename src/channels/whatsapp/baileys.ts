@@ -1,25 +1,17 @@
 import type * as BaileysModule from '@whiskeysockets/baileys';
+import { lazyModule } from '../../lazy-module.ts';
 
 /** The Baileys library, as its module. */
 export type Baileys = typeof BaileysModule;
 
-let loaded: Baileys | undefined;
-let loading: Promise<Baileys> | undefined;
+// Loaded the first time a linked device needs it. Most gateways never link a WhatsApp device (or use
+// the Cloud API), and Baileys with its protobufs is 15.5 MB of a gateway's 64 MB heap: every major
+// garbage collection marks it again, which lengthens the chat path's tail.
+const library = lazyModule<Baileys>('Baileys', () => import('@whiskeysockets/baileys'));
 
-/**
- * Loads Baileys the first time a linked device needs it. Most gateways never link a WhatsApp
- * device (or use the Cloud API), and Baileys with its protobufs is 15.5 MB of a gateway's 64 MB
- * heap: every major garbage collection marks it again, which lengthens the chat path's tail.
- */
+/** Loads Baileys (once; a failed import is tried again at the next connect). */
 export function loadBaileys(): Promise<Baileys> {
-  loading ??= import('@whiskeysockets/baileys').then(
-    (module) => (loaded = module),
-    (error: unknown) => {
-      loading = undefined; // the next connect tries again
-      throw error;
-    },
-  );
-  return loading;
+  return library.load();
 }
 
 /**
@@ -27,6 +19,5 @@ export function loadBaileys(): Promise<Baileys> {
  * its auth state) comes after the device loaded it to connect.
  */
 export function baileys(): Baileys {
-  if (!loaded) throw new Error('Baileys is used before loadBaileys() loaded it');
-  return loaded;
+  return library.loaded();
 }

@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import type { WhatsAppStatus } from '../../contract/messaging-channels.ts';
 import { ValidationError } from '../../errors.ts';
 import type { SignalBus } from '../../redis/signal-bus.ts';
@@ -63,9 +62,11 @@ export class WhatsAppLinker {
   async status(chatbotId: string): Promise<WhatsAppStatus | null> {
     const connection = await this.store.find(chatbotId);
     if (!connection) return null;
-    const qr_image = connection.qr
-      ? `data:image/svg+xml;base64,${Buffer.from(await QRCode.toString(connection.qr, { type: 'svg', margin: 2 })).toString('base64')}`
+    // Imported on first use: the CLI's other commands never draw one.
+    const svg = connection.qr
+      ? await (await import('qrcode')).default.toString(connection.qr, { type: 'svg', margin: 2 })
       : null;
+    const qr_image = svg === null ? null : `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
     return { ...connection, qr_image };
   }
 }

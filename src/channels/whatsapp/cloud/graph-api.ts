@@ -1,4 +1,3 @@
-import got, { RequestError } from 'got';
 import type { Clock } from '../../../clock.ts';
 import {
   assertPublicHost,
@@ -82,6 +81,8 @@ export class GraphApi {
 
   private async request(method: string, url: URL, token: string, body?: object): Promise<GraphResponse> {
     const egress = this.options.egress ?? systemEgress;
+    // Imported on first use: the CLI loads this module but never sends (got is 40 ms of its start-up).
+    const { default: got, RequestError } = await import('got');
     try {
       // A literal address never reaches the guarded lookup, so it is checked here.
       assertPublicHost(hostOf(url), this.options.allowPrivate);
