@@ -5,6 +5,7 @@ import {
   gotAgents,
   guardedLookup,
   hostOf,
+  loadGot,
   systemEgress,
   type Egress,
 } from '../net/ssrf-guard.ts';
@@ -117,8 +118,7 @@ function assertFetchable(url: URL, allowPrivate: boolean): void {
 
 async function fetchHop(url: URL, options: FetchOptions): Promise<Hop> {
   assertFetchable(url, options.allowPrivate);
-  // Imported on first use: the CLI loads this module but never fetches (got is 40 ms of its start-up).
-  const { default: got } = await import('got');
+  const { default: got } = await loadGot();
   const stream = got.stream(url, {
     headers: { 'user-agent': CRAWLER_USER_AGENT, accept: options.accept, ...conditionalHeaders(options.validators) },
     timeout: { request: options.timeoutMs },

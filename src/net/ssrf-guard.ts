@@ -2,7 +2,9 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
+import type * as GotModule from 'got';
 import ipaddr from 'ipaddr.js';
+import { lazyModule } from '../lazy-module.ts';
 
 /**
  * A destination the server must not reach on a user's behalf. Its message is the same whether the
@@ -170,4 +172,13 @@ export async function assertPublicDestination(url: URL, allowPrivate: boolean, e
 /** got's `agent` option for an egress: its agents, or none (Node's global ones). */
 export function gotAgents(egress: Egress): { agent: NonNullable<Egress['agents']> } | Record<string, never> {
   return egress.agents ? { agent: egress.agents } : {};
+}
+
+// got, for every server-side request (each one goes through this guard), imported on the first one:
+// the CLI loads the modules that send but never sends, and got is about 40 ms of its start-up.
+const gotLibrary = lazyModule('got', () => import('got'));
+
+/** The got library, once imported. */
+export function loadGot(): Promise<typeof GotModule> {
+  return gotLibrary.load();
 }

@@ -254,8 +254,8 @@ const plainConnections = new WeakMap<RedisClient, RedisClient>();
  * reads of what they write: a second connection to the same server without client-side caching, so
  * a read sent there after a script's reply is answered after the script. On the caching connection
  * Redis tracks every key a script reads, as it does the client's own reads, and pushes an
- * invalidation for each later write of it: fourteen a chat, for keys never kept in the cache, which cost the chat benchmark
- * 28% of its throughput. A cluster client's is a second cluster client without caching; a client
+ * invalidation for each later write of it: fourteen a chat, for keys never kept in the cache, which
+ * cost the chat benchmark 28% of its throughput. A cluster client's is a second cluster client without caching; a client
  * made elsewhere has none: its scripts run on the client itself.
  */
 export function plainConnection(redis: RedisClient): RedisClient {

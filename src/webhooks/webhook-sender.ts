@@ -1,5 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { assertPublicHost, gotAgents, guardedLookup, hostOf, systemEgress, type Egress } from '../net/ssrf-guard.ts';
+import {
+  assertPublicHost,
+  gotAgents,
+  guardedLookup,
+  hostOf,
+  loadGot,
+  systemEgress,
+  type Egress,
+} from '../net/ssrf-guard.ts';
 import { standardWebhooksHeaders } from './standard-webhooks.ts';
 
 /** How much of a receiver's response body is kept in the delivery log. */
@@ -76,8 +84,7 @@ export class WebhookSender {
   }
 
   async send(request: SignedRequest): Promise<AttemptResult> {
-    // Imported on first use: the CLI loads this module but never sends (got is 40 ms of its start-up).
-    const { default: got } = await import('got');
+    const { default: got } = await loadGot();
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     try {

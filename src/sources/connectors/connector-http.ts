@@ -5,6 +5,7 @@ import {
   gotAgents,
   guardedLookup,
   hostOf,
+  loadGot,
   systemEgress,
   type Egress,
 } from '../../net/ssrf-guard.ts';
@@ -175,8 +176,7 @@ async function hop(url: URL, req: Hop, options: ConnectorHttpOptions): Promise<O
   }
   // A literal address never reaches the guarded DNS lookup, so it is checked here.
   assertPublicHost(hostOf(url), options.allowPrivate);
-  // Imported on first use: the CLI loads this module but never sends (got is 40 ms of its start-up).
-  const { default: got } = await import('got');
+  const { default: got } = await loadGot();
   const stream = got.stream(url, {
     method: req.method as 'GET',
     headers: req.headers,

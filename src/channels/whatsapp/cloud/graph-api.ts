@@ -5,6 +5,7 @@ import {
   gotAgents,
   guardedLookup,
   hostOf,
+  loadGot,
   systemEgress,
   type Egress,
 } from '../../../net/ssrf-guard.ts';
@@ -81,8 +82,7 @@ export class GraphApi {
 
   private async request(method: string, url: URL, token: string, body?: object): Promise<GraphResponse> {
     const egress = this.options.egress ?? systemEgress;
-    // Imported on first use: the CLI loads this module but never sends (got is 40 ms of its start-up).
-    const { default: got, RequestError } = await import('got');
+    const { default: got, RequestError } = await loadGot();
     try {
       // A literal address never reaches the guarded lookup, so it is checked here.
       assertPublicHost(hostOf(url), this.options.allowPrivate);
