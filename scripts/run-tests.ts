@@ -7,6 +7,8 @@ import path from 'node:path';
 import { Parser, type Result } from 'tap-parser';
 
 const RESULTS = '.tap/test-results';
+/** Lines of a failed assertion's diff printed in the summary. */
+const DIFF_LINES = 16;
 
 function resultFiles(dir: string): string[] {
   let entries: string[];
@@ -29,14 +31,15 @@ function countFile(file: string): { passed: number; failed: number; skipped: num
     complete = summary.plan.end !== null || summary.plan.skipAll;
     ok = summary.ok;
   });
-  // The failed assertions inside each top-level test (a subtest's lines come before its own result):
-  // printed under its name, so that a log's tail says why it failed.
+  // The failed assertions inside each top-level test (a subtest's lines come before its own result),
+  // with where they are and the start of their diff: printed under its name, so that a log's tail
+  // says why it failed.
   const failures: string[] = [];
   let inside: string[] = [];
   const collect = (child: Parser): void => {
     child.on('child', collect);
     child.on('assert', (result: Result) => {
-      if (!result.ok && !result.todo && !result.skip) inside.push(result.name);
+      if (!result.ok && !result.todo && !result.skip) inside.push(describe(result));
     });
   };
   parser.on('child', collect);
@@ -57,6 +60,16 @@ function countFile(file: string): { passed: number; failed: number; skipped: num
     failures.push(complete ? 'failed' : 'ended without a plan (crashed or timed out)');
   }
   return { passed, failed, skipped, failures };
+}
+
+/** A failed assertion: its name, file and line, and the first lines of its diff. */
+function describe(result: Result): string {
+  const diag = (result.diag ?? {}) as { at?: { fileName?: string; lineNumber?: number }; diff?: string };
+  const at = diag.at?.fileName ? ` (${diag.at.fileName}:${diag.at.lineNumber})` : '';
+  const diff = (diag.diff ?? '').split('\n').filter((line) => line !== '');
+  const shown = diff.slice(0, DIFF_LINES).map((line) => `\n      ${line}`);
+  const more = diff.length > DIFF_LINES ? `\n      … ${diff.length - DIFF_LINES} more lines` : '';
+  return `${result.name}${at}${shown.join('')}${more}`;
 }
 
 rmSync(RESULTS, { recursive: true, force: true });

@@ -61,7 +61,7 @@ export class ConversationControl {
     const { conversation, entry } = await this.conversations.takeOver(chatbotId, sessionId, agent);
     await this.signal(conversation);
     if (entry) {
-      await this.relay.deliver(chatbotId, [entry]);
+      await this.relay.deliverNew(chatbotId, entry);
       await this.tellVisitor(chatbotId, sessionId, 'joined');
     }
     return conversation;
@@ -77,7 +77,7 @@ export class ConversationControl {
     const { conversation, entry } = await this.conversations.release(chatbotId, sessionId, agent);
     await this.signal(conversation);
     if (entry) {
-      await this.relay.deliver(chatbotId, [entry]);
+      await this.relay.deliverNew(chatbotId, entry);
       const { agent: leaving } = JSON.parse(entry.json) as { agent: string };
       await this.tellVisitor(chatbotId, sessionId, 'left', { leaving });
     }
@@ -133,7 +133,7 @@ export class ConversationControl {
         taken_over_by: stored.holder,
       });
     }
-    if (stored.entry) await this.relay.deliver(chatbotId, [stored.entry]);
+    if (stored.entry) await this.relay.deliverNew(chatbotId, stored.entry);
     await this.signals.publish({
       kind: 'message',
       chatbot_id: chatbotId,
@@ -153,7 +153,7 @@ export class ConversationControl {
     const result = await this.conversations.escalate(chatbotId, sessionId, create);
     if (result.first) {
       // Never throws: the entry is in Redis, and deliveries not written now are written later.
-      await this.relay.deliver(chatbotId, [result.entry]);
+      await this.relay.deliverNew(chatbotId, result.entry);
       await this.signals.publish({
         kind: 'escalated',
         chatbot_id: chatbotId,

@@ -190,7 +190,7 @@ export class TurnPipeline {
         const relayed = await this.deps.relay.deliver(chatbot.id, start.overdue);
         this.deps.logger.warn({ chatbot_id: chatbot.id, entries: relayed }, 'relayed events a process left pending');
       }
-      if (start.entry) await this.deps.relay.deliver(chatbot.id, [start.entry]);
+      if (start.entry) await this.deps.relay.deliverNew(chatbot.id, start.entry);
       if (!start.announced)
         await this.publish(chatbot.id, sessionId, { role: 'user', content, created_at: start.createdAt });
       if (!start.escalated && wantsHuman(chatbot.settings.escalation, content)) {

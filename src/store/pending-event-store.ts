@@ -36,6 +36,24 @@ const CLAIM_OVERDUE = new LuaScript<{
 return claim_overdue(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 `);
 
+// The entries of one conversation recorded before ARGV[1] (earlier due times) and still pending,
+// oldest first: among the ARGV[3] recorded last before it, those naming the conversation (ARGV[2], as
+// the scripts write it into an entry: `"conversation_id":<JSON string>`). None once ARGV[1] is gone.
+const PENDING_BEFORE = new LuaScript<{
+  keys: [entries: string, due: string];
+  args: [entryId: string, conversationField: string, limit: number];
+  reply: Array<[id: string, entry: string]>;
+}>(`
+local due = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not due then return {} end
+local out = {}
+for _, id in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[2], '(' .. due, '-inf', 'LIMIT', 0, tonumber(ARGV[3]))) do
+  local entry = redis.call('HGET', KEYS[1], id)
+  if entry and string.find(entry, ARGV[2], 1, true) then table.insert(out, 1, {id, entry}) end
+end
+return out
+`);
+
 // Forgets a chatbot only if no event of it was recorded since the cutoff: an event recorded meanwhile
 // registered the chatbot again (with a newer score) before it was written.
 const FORGET_IF_QUIET = new LuaScript<{
@@ -112,6 +130,21 @@ export class PendingEventStore {
     const now = this.clock.nowMicros();
     const rows = await CLAIM_OVERDUE.run(this.redis, this.entryKeys(chatbotId), [now, limit, this.dueAt(now)]);
     return rows.map(([id, json]) => ({ id, json }));
+  }
+
+  /**
+   * The entries of the conversation recorded before entry `id` (by their due times, which are the
+   * recording processes' clocks) that are still pending, oldest first; up to `limit` looked at.
+   */
+  async pendingBefore(
+    chatbotId: string,
+    id: string,
+    conversationId: string,
+    limit: number,
+  ): Promise<StoredPendingEntry[]> {
+    const field = `"conversation_id":${JSON.stringify(conversationId)}`;
+    const rows = await PENDING_BEFORE.run(this.redis, this.entryKeys(chatbotId), [id, field, limit]);
+    return rows.map(([entryId, json]) => ({ id: entryId, json }));
   }
 
   /** Chatbots registered longer than a grace period ago (their entries may be overdue). */

@@ -8,6 +8,8 @@ import type { PendingEventStore } from '../store/pending-event-store.ts';
 /** Chatbots one sweep looks at, and entries it takes per chatbot at a time. */
 const SWEEP_CHATBOTS = 100;
 const SWEEP_ENTRIES = 50;
+/** Entries recorded before a new one that are looked at for its conversation's (see deliverNew). */
+const EARLIER_ENTRIES = 64;
 
 /**
  * The transactional outbox's relay: what happened (a message, an escalation, a lead) is written to
@@ -54,6 +56,28 @@ export class EventRelay {
   /** Registers the chatbot with the sweeper's index; call it before writing an entry. */
   register(chatbotId: string): Promise<void> {
     return this.store.register(chatbotId);
+  }
+
+  /**
+   * Writes the deliveries of an entry this process just recorded, after those of the conversation's
+   * entries recorded before it that are still pending: the outbox sends one conversation's deliveries
+   * in the order they are written, and the process that recorded an earlier change may be slower to
+   * write it (a message stored on one gateway, then a takeover through another). Writing another
+   * process's entry is safe: its deliveries have the same ids whoever writes them. Never throws, as
+   * `deliver`; resolves with how many entries were acknowledged.
+   */
+  async deliverNew(chatbotId: string, entry: StoredPendingEntry): Promise<number> {
+    let earlier: StoredPendingEntry[] = [];
+    const conversationId = conversationOf(entry.json);
+    if (conversationId !== undefined) {
+      try {
+        earlier = await this.store.pendingBefore(chatbotId, entry.id, conversationId, EARLIER_ENTRIES);
+      } catch (error) {
+        this.logger.error({ err: error, chatbot_id: chatbotId }, 'webhook deliveries not written; left pending');
+        return 0;
+      }
+    }
+    return this.deliver(chatbotId, [...earlier, entry]);
   }
 
   /**
@@ -122,5 +146,15 @@ export class EventRelay {
     }
     if (relayed > 0) this.logger.warn({ entries: relayed }, 'relayed events a process left pending');
     return relayed;
+  }
+}
+
+/** The conversation an entry's JSON names, if any (a lead's names none). */
+function conversationOf(json: string): string | undefined {
+  try {
+    const id = (JSON.parse(json) as { conversation_id?: unknown }).conversation_id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined; // unreadable: `deliver` logs and drops it
   }
 }

@@ -239,6 +239,42 @@ t.test(
   },
 );
 
+t.test(
+  'a change recorded after a message but written first by another gateway is still delivered after it',
+  async (t) => {
+    const bot = await chatbots.create(owner.id, { name: 'Overtaken' });
+    const hook = await webhooks.create(bot.id, 'http://127.0.0.1:9/hook', [
+      'message.received',
+      'conversation.taken_over',
+    ]);
+    // Gateway A stores a message and is slow to write its deliveries; an agent on gateway B takes the
+    // conversation over meanwhile, and B writes the takeover's deliveries at once.
+    const slow = await abandonedTurn(bot.id, 'api-slow', 'Anyone there?');
+    await conversations.endTurn(bot.id, 'api-slow', slow.token, null);
+    const unrelated = await abandonedTurn(bot.id, 'api-other', 'Another conversation');
+    await clock.advance(1);
+    const taken = await conversations.takeOver(bot.id, 'api-slow', 'Alice');
+    t.equal(await relays[1]!.deliverNew(bot.id, taken.entry!), 2, "A's entry, then its own");
+    const isPending = async (id: string) => (await redis.hExists(keys.pendingEvents(bot.id), id)) === 1;
+    t.equal(await isPending(slow.entry!.id), false, "B wrote and acknowledged A's entry before its own");
+    t.equal(await isPending(unrelated.entry!.id), true, "another conversation's entry is left to its writer");
+    t.equal(await relays[0]!.deliverNew(bot.id, slow.entry!), 1, "A's own write is a repeat");
+    // The dispatcher sends one conversation's deliveries in the order they were written: the first
+    // claim gets the message only, the takeover waits for its first attempt.
+    const claimed = await deliveries.claim(100, 60_000, 'claim-order');
+    t.same(
+      claimed.filter((delivery) => delivery.webhookId === hook.id).map((delivery) => delivery.event),
+      ['message.received'],
+    );
+    t.same(
+      (await delivered(hook.id)).map((body) => body.event),
+      ['message.received', 'conversation.taken_over'],
+      'each event once',
+    );
+    await relays[0]!.deliver(bot.id, [unrelated.entry!]);
+  },
+);
+
 t.test('a registration lasts a quarter of the grace period, then is written again', async (t) => {
   const chatbotId = crypto.randomUUID();
   const score = () => redis.zScore(keys.pendingEventBots(), chatbotId);
