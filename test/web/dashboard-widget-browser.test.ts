@@ -199,6 +199,26 @@ t.test(
       t.equal(await frame.getByText('Do you bake on Sundays?').count(), 0);
     });
 
+    await t.test('a preview opening while the owner types leaves the keys in the form', async (t) => {
+      // The widget's panel takes the focus when a visitor opens it; the preview opens it itself, and on
+      // a loaded machine the frame of an earlier change may open just as the owner types elsewhere
+      // (the likely cause of two CI failures: a typed welcome message and a typed link never reached
+      // the form).
+      const title = page.getByLabel('Title', { exact: true });
+      const frameSrc = () => page.locator('iframe.preview-frame').getAttribute('src');
+      const before = await frameSrc();
+      await title.fill('Bakery help desk');
+      await until(async () => (await frameSrc()) !== before, 'the frame of the new title');
+      await page.frameLocator('iframe.preview-frame').getByRole('dialog', { name: 'Bakery help desk' }).waitFor();
+      t.equal(
+        await page.evaluate(`document.activeElement?.getAttribute('name')`),
+        'title',
+        'the field keeps the focus',
+      );
+      await page.keyboard.type('!');
+      t.equal(await title.inputValue(), 'Bakery help desk!', 'what is typed next lands in it');
+    });
+
     await t.test('the preview conversation is listed, marked as the owner’s preview', async (t) => {
       await page.getByRole('link', { name: 'Conversations' }).click();
       const item = page.locator('li.conversation-item');

@@ -37,14 +37,25 @@ function askForSession(sessionId: string): void {
   };
 }
 
-/** Opens the widget's panel once its bubble is there (a preview shows the conversation, not just the bubble). */
+/**
+ * Opens the widget's panel once its bubble is there (a preview shows the conversation, not just the
+ * bubble), without the focus the panel takes when a visitor opens it: the frame reloads as the owner
+ * edits the draft, and would take their next keys from the dashboard's form.
+ */
 function openWhenShown(): void {
   const observer = new MutationObserver(() => {
     const root = document.getElementById('switchboard-widget')?.shadowRoot;
     const bubble = root?.querySelector<HTMLButtonElement>('button[aria-expanded]');
     if (!bubble) return;
     observer.disconnect();
-    if (bubble.getAttribute('aria-expanded') === 'false') bubble.click();
+    if (bubble.getAttribute('aria-expanded') === 'true') return;
+    const focus = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'focus')!;
+    Object.defineProperty(HTMLElement.prototype, 'focus', { ...focus, value: () => {} });
+    try {
+      bubble.click(); // the widget opens its panel within the click's listener
+    } finally {
+      Object.defineProperty(HTMLElement.prototype, 'focus', focus);
+    }
   });
   observer.observe(document.documentElement, { childList: true, subtree: true });
 }
