@@ -46,9 +46,12 @@ const PENDING_BEFORE = new LuaScript<{
 }>(`
 local due = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not due then return {} end
+local ids = redis.call('ZREVRANGEBYSCORE', KEYS[2], '(' .. due, '-inf', 'LIMIT', 0, tonumber(ARGV[3]))
+if #ids == 0 then return {} end
+local entries = redis.call('HMGET', KEYS[1], unpack(ids))
 local out = {}
-for _, id in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[2], '(' .. due, '-inf', 'LIMIT', 0, tonumber(ARGV[3]))) do
-  local entry = redis.call('HGET', KEYS[1], id)
+for i, id in ipairs(ids) do
+  local entry = entries[i]
   if entry and string.find(entry, ARGV[2], 1, true) then table.insert(out, 1, {id, entry}) end
 end
 return out
