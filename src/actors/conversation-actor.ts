@@ -158,14 +158,9 @@ async function runTurn(
 ): Promise<'wait' | 'next'> {
   const message = next.inbound;
   const { token } = start;
-  await pipeline.announce(message, start);
-  if (start.takenOverBy || message.recordOnly) {
-    await pipeline.release(message, token);
-    settle(next, { kind: 'silent' });
-    return 'next';
-  }
-  message.onTyping?.();
   const id = ++state.lastTurnId;
+  // Renewed from the start: the lease is the turn's while its message is announced too (its webhook
+  // deliveries written), which a loaded Redis can make take a good part of a short lease.
   const renew = pipeline.clock.setInterval(() => {
     // A failed renewal is tried again a third of a lease later. A lease found gone stops the turn at
     // once: the fenced scripts would refuse its writes, and another gateway continues the conversation.
@@ -179,6 +174,19 @@ async function runTurn(
       },
     );
   }, pipeline.leaseMs / 3);
+  try {
+    await pipeline.announce(message, start);
+  } catch (error) {
+    pipeline.clock.clearTimer(renew);
+    throw error;
+  }
+  if (start.takenOverBy || message.recordOnly) {
+    pipeline.clock.clearTimer(renew);
+    await pipeline.release(message, token);
+    settle(next, { kind: 'silent' });
+    return 'next';
+  }
+  message.onTyping?.();
   const stop = new AbortController();
   const stream = pipeline.openStream(message);
   state.turn = { id, waiting: next, token, askedAt: start.createdAt, answered: false, renew, stop, cut: false, stream };

@@ -57,23 +57,42 @@ function makeRouter(
   idleMs: number,
   { sweepEveryMs, routerClock = clock, logger = createLogger('silent') }: RouterSetup = {},
 ) {
-  const providers = { chatgpt: provider, gemini: provider, ollama: provider };
+  const pipeline = makePipeline({ pipelineClock: routerClock, logger });
+  return new ConversationRouter(pipeline, { idleMs, clock: routerClock, sweepEveryMs });
+}
+
+/** A turn pipeline over the test's Redis; the echo provider, a relay that writes nothing, unless given. */
+function makePipeline({
+  provider: llm = provider,
+  pipelineClock = clock,
+  logger = createLogger('silent'),
+  eventRelay = relay,
+  store = conversations,
+  leaseMs = 30_000,
+}: {
+  provider?: LlmProvider;
+  pipelineClock?: Clock;
+  logger?: Logger;
+  eventRelay?: EventRelay;
+  store?: ConversationStore;
+  leaseMs?: number;
+} = {}) {
+  const providers = { chatgpt: llm, gemini: llm, ollama: llm };
   const retriever = { retrieve: () => Promise.resolve([]) };
-  const pipeline = new TurnPipeline({
-    conversations,
+  return new TurnPipeline({
+    conversations: store,
     quota: new QuotaStore(redis, keys, clock, { scale: 1_000_000 }),
-    retrieval: new TurnRetrieval({ retriever, providers, clock: routerClock, logger, rewriteTimeoutMs: 5000 }),
+    retrieval: new TurnRetrieval({ retriever, providers, clock: pipelineClock, logger, rewriteTimeoutMs: 5000 }),
     providers,
-    relay,
+    relay: eventRelay,
     escalate: () => Promise.resolve(),
     feed: { publish: () => Promise.resolve(), forScript: () => Promise.resolve(undefined) },
     stream: (chatbotId, sessionId) => new ReplyStream({ signals, logger }, chatbotId, sessionId),
     relevanceFloor: () => 0,
-    clock: routerClock,
+    clock: pipelineClock,
     logger,
-    limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs: 30_000 },
+    limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs },
   });
-  return new ConversationRouter(pipeline, { idleMs, clock: routerClock, sweepEveryMs });
 }
 
 interface RouterSetup {
@@ -276,25 +295,10 @@ t.test('a turn whose lease is lost stops at once: its LLM call is aborted and it
         options!.signal!.addEventListener('abort', () => reject(new Error('aborted')));
       }),
   };
-  const providers = { chatgpt: hanging, gemini: hanging, ollama: hanging };
-  const retriever = { retrieve: () => Promise.resolve([]) };
   const logs = new LogCapture();
   const logger = createLogger('info', logs);
-  const pipeline = new TurnPipeline({
-    conversations,
-    quota: new QuotaStore(redis, keys, clock, { scale: 1_000_000 }),
-    retrieval: new TurnRetrieval({ retriever, providers, clock, logger, rewriteTimeoutMs: 5000 }),
-    providers,
-    relay,
-    escalate: () => Promise.resolve(),
-    feed: { publish: () => Promise.resolve(), forScript: () => Promise.resolve(undefined) },
-    stream: (chatbotId, sessionId) => new ReplyStream({ signals, logger }, chatbotId, sessionId),
-    relevanceFloor: () => 0,
-    clock,
-    logger,
-    // Renewed every 100 ms.
-    limits: { rateLimit: 1_000_000, rateWindowMs: 60_000, leaseMs: 300 },
-  });
+  // Renewed every 100 ms.
+  const pipeline = makePipeline({ provider: hanging, logger, leaseMs: 300 });
   const router = new ConversationRouter(pipeline, { idleMs: 60_000, clock });
   t.teardown(() => router.stop());
   const answer = send(router, 'p-lost', 'are you there?');
@@ -317,4 +321,43 @@ t.test('a turn whose lease is lost stops at once: its LLM call is aborted and it
   t.same(logs.withMessage('conversation lease lost; turn stopped'), [
     { level: 40, chatbot_id: chatbot.id, msg: 'conversation lease lost; turn stopped' },
   ]);
+});
+
+t.test('a turn renews its lease while its message is announced, not only once the LLM is called', async (t) => {
+  // The announcement writes the turn's webhook deliveries; a loaded Redis can make that take a good
+  // part of a short lease (the likely cause of a chat's 500 in the cluster test bed under CI load).
+  let opened!: () => void;
+  const gate = new Promise<void>((resolve) => (opened = resolve));
+  const emitting: string[] = [];
+  const slowRelay = new EventRelay(
+    pending,
+    {
+      emit: async (event) => {
+        emitting.push(event.event);
+        await gate;
+      },
+    },
+    createLogger('silent'),
+    clock,
+  );
+  const renewals: string[] = [];
+  class CountingStore extends ConversationStore {
+    override renewLease(chatbotId: string, sessionId: string, token: string, leaseMs: number): Promise<boolean> {
+      renewals.push(sessionId);
+      return super.renewLease(chatbotId, sessionId, token, leaseMs);
+    }
+  }
+  const pipeline = makePipeline({
+    eventRelay: slowRelay,
+    store: new CountingStore(redis, keys, clock, pending),
+    leaseMs: 300,
+  });
+  const router = new ConversationRouter(pipeline, { idleMs: 60_000, clock });
+  t.teardown(() => router.stop());
+  const answer = send(router, 'p-announce', 'hello');
+  while (emitting.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  await clock.advance(100);
+  t.same(renewals, ['p-announce'], 'renewed a third of a lease in, the announcement still writing');
+  opened();
+  t.match(await answer, { kind: 'reply', text: 'seen 1' });
 });

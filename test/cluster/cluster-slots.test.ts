@@ -25,7 +25,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   const redis = await startClusterRedis();
   const monitor = await SlotMonitor.start(redis.url);
   const openai = await fakeOpenAi().start();
-  openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 150 });
+  openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 250 });
   const receiver = await new WebhookReceiver().start();
   const whatsapp = new FakeWhatsApp();
   const graph = await new FakeGraphWhatsApp().start();
@@ -39,7 +39,7 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     WEBHOOK_ALLOW_PRIVATE: '1',
     WEBHOOK_POLL_MS: '50',
     CONVERSATION_RATE_LIMIT: '3',
-    CONVERSATION_LEASE_MS: '300',
+    CONVERSATION_LEASE_MS: '600',
     PENDING_EVENT_GRACE_MS: '200',
     WHATSAPP_SOCKET_LEASE_MS: '600',
     GRAPH_API_BASE_URL: graph.url,
