@@ -163,7 +163,8 @@ async function runTurn(
   // deliveries written), which a loaded Redis can make take a good part of a short lease.
   const renew = pipeline.clock.setInterval(() => {
     // A failed renewal is tried again a third of a lease later. A lease found gone stops the turn at
-    // once: the fenced scripts would refuse its writes, and another gateway continues the conversation.
+    // once: another gateway may have begun a turn of the conversation, and then the fenced scripts refuse
+    // its writes.
     pipeline.renewLease(message, token).then(
       (held) => held || nact.dispatch(self, leaseLost(id)),
       (error: unknown) => {

@@ -5,6 +5,7 @@ import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import type { Clock } from '../clock.ts';
+import { SLIDING_WINDOW } from './sliding-window.ts';
 
 /** How often one process writes a key's `last_used_at`: once in each such interval the key is used. */
 const TOUCH_INTERVAL_MICROS = 1_000_000;
@@ -30,18 +31,15 @@ const ADMIT = new LuaScript<{
   args: [limit: number, windowMicros: number, nonce: string, plan: string, touch: '1' | '0'];
   reply: [verdict: 0 | 1 | 2 | 3, remaining: number];
 }>(
-  `
+  `${SLIDING_WINDOW}
 if redis.call('HGET', KEYS[2], 'active') ~= '1' then return {3, 0} end
 if redis.call('HGET', KEYS[1], 'plan') ~= ARGV[4] then return {0, 0} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = server_now()
 local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
-local used = redis.call('ZCARD', KEYS[3])
+local used = window_used(KEYS[3], now, window)
 local limit = tonumber(ARGV[1])
 if used >= limit then return {2, 0} end
-redis.call('ZADD', KEYS[3], now, now .. ':' .. ARGV[3])
-redis.call('PEXPIRE', KEYS[3], math.ceil(window / 1000))
+window_add(KEYS[3], now, window, now .. ':' .. ARGV[3])
 if ARGV[5] == '1' then redis.call('HSET', KEYS[2], 'last_used_at', now) end
 return {1, limit - used - 1}
 `,

@@ -1,20 +1,43 @@
 /**
- * A Lua fragment for the scripts that rate-limit with a sliding window (a sorted set of event times,
- * by the server's clock, so a limit holds however many gateways count in it): `admit(key, limit,
- * window_us, member)` counts `member` and returns 0, or, when the window is full, counts nothing and
- * returns the µs until its oldest event leaves it.
+ * Lua fragments for the scripts that rate-limit with a sliding window: a sorted set of event times by
+ * the server's clock (µs), so a limit holds however many gateways count in it.
+ *
+ * - `server_now()`: the server's clock in µs.
+ * - `window_used(key, now, window)`: the events of the window that ends at `now`. Events that have left
+ *   it stay in the set until a trim; they are not counted.
+ * - `window_add(key, now, window, member)`: counts `member` at `now` and keeps the set alive for a
+ *   window. About one call in `TRIM_EVERY` (by the clock's µs) also trims the events that have left the
+ *   window, so a busy set holds its window's events and a few more, and an idle one expires whole. (A
+ *   trim on every call cost a command on every request; counting with ZCOUNT makes it needless.)
+ * - `admit(key, limit, window, member)`: counts `member` and returns 0, or, when the window is full,
+ *   counts nothing and returns the µs until its oldest event leaves it.
  */
-export const SLIDING_WINDOW_ADMIT = `
-local function admit(key, limit, window, member)
+/** One `window_add` in about this many trims its set. */
+const TRIM_EVERY = 16;
+
+export const SLIDING_WINDOW = `
+local function server_now()
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  if redis.call('ZCARD', key) >= limit then
-    local oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
-    return oldest + window - now
-  end
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function window_start(now, window)
+  return string.format('%.0f', now - window)
+end
+local function window_used(key, now, window)
+  return redis.call('ZCOUNT', key, '(' .. window_start(now, window), '+inf')
+end
+local function window_add(key, now, window, member)
   redis.call('ZADD', key, now, member)
   redis.call('PEXPIRE', key, math.ceil(window / 1000))
+  if now % ${TRIM_EVERY} == 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', window_start(now, window)) end
+end
+local function admit(key, limit, window, member)
+  local now = server_now()
+  if window_used(key, now, window) >= limit then
+    local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. window_start(now, window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    return tonumber(oldest[2]) + window - now
+  end
+  window_add(key, now, window, member)
   return 0
 end
 `;

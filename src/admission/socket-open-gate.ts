@@ -3,7 +3,7 @@ import { addressKey } from './login-gate.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from './sliding-window.ts';
+import { retryAfterSeconds, SLIDING_WINDOW } from './sliding-window.ts';
 
 /** Sockets one client address may open in any `windowMs`. */
 export interface SocketOpenLimits {
@@ -14,13 +14,13 @@ export interface SocketOpenLimits {
 /** What the gate said about one socket open. */
 export type OpenAdmission = { kind: 'admitted' } | { kind: 'limited'; retryAfterSeconds: number };
 
-// Returns {1} or {0, µs until a slot frees}; a refused open is not counted, so the set never holds
-// more than `limit` members.
+// Returns {1} or {0, µs until a slot frees}; a refused open is not counted, so a flood of refused
+// opens does not grow the set.
 const ADMIT = new LuaScript<{
   keys: [addressWindow: string];
   args: [limit: number, windowMicros: number, nonce: string];
   reply: [1] | [0, waitMicros: number];
-}>(`${SLIDING_WINDOW_ADMIT}
+}>(`${SLIDING_WINDOW}
 local wait = admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 if wait > 0 then return {0, wait} end
 return {1}

@@ -3,7 +3,7 @@ import { RateLimitError } from '../errors.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
-import { SLIDING_WINDOW_ADMIT } from './sliding-window.ts';
+import { SLIDING_WINDOW } from './sliding-window.ts';
 
 /** How many reply suggestions one agent may ask for, and how long one may hold its turn. */
 export interface SuggestionLimits {
@@ -20,7 +20,7 @@ const ADMIT = new LuaScript<{
   keys: [hold: string, window: string];
   args: [token: string, holdMs: number, limit: number, windowMicros: number];
   reply: 'busy' | 'limited' | 'ok';
-}>(`${SLIDING_WINDOW_ADMIT}
+}>(`${SLIDING_WINDOW}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'busy' end
 if admit(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[1]) > 0 then return 'limited' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])

@@ -1,3 +1,4 @@
+import { SLIDING_WINDOW } from '../admission/sliding-window.ts';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { ReplyFate } from './conversation-store.ts';
 import { PENDING_ENTRIES } from './pending-event-store.ts';
@@ -44,8 +45,10 @@ end`;
 
 // One script: lease (fenced), conversation rate limit, find-or-create, takeover state, history, the
 // user message appended and the pending entry of its events recorded, so a turn starts with one round
-// trip and nothing half-written. It also hands the caller overdue entries of the chatbot (left by a
-// process that died before writing their deliveries), due again a grace period later.
+// trip and nothing half-written. A turn that records an entry also hands the caller overdue entries of
+// the chatbot (left by a process that died before writing their deliveries), due again a grace period
+// later; one that records none leaves them to the sweeper (its chatbot is not kept registered as busy,
+// so it goes quiet), which saves busy chatbots without webhooks a command per turn.
 // Returns {'leased'}, {'rate-limited'} or {'started', conversation id, 1 if new, source, holder,
 // lease token, history, escalated at, the entry as recorded, overdue {id, entry} pairs}.
 // A lease of the calling process (its token starts with the process id) does not hold the turn off:
@@ -81,6 +84,7 @@ export const BEGIN_TURN = new LuaScript<{
     /** Empty: record no pending entry (no webhook listens for the turn's events). */
     pendingEntryId: string,
     entryDueMicros: number,
+    /** 0: take none. */
     overdueToTake: number,
     /** The stored message's signal (ScriptSignal), published with it; both '' for none. */
     signalChannel: string,
@@ -102,17 +106,23 @@ export const BEGIN_TURN = new LuaScript<{
         overdue: Array<[id: string, entry: string]>,
       ];
 }>(
-  `${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}${ANNOUNCE}
-local held = redis.call('GET', KEYS[2])
-if held and string.sub(held, 1, #ARGV[12] + 1) ~= ARGV[12] .. ':' then return {'leased'} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local window = tonumber(ARGV[8])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
-if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[7]) then return {'rate-limited'} end
-redis.call('ZADD', KEYS[4], now, now .. ':' .. ARGV[11])
-redis.call('PEXPIRE', KEYS[4], math.ceil(window / 1000))
+  `${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}${ANNOUNCE}${SLIDING_WINDOW}
 local meta = redis.call('HMGET', KEYS[1], 'id', 'source', 'taken_over_by', 'escalated_at', 'message_count', 'fence')
+local fence = (tonumber(meta[6]) or 0) + 1
+local token = ARGV[12] .. ':' .. fence
+-- Taken if free, and who holds it read, in one command. A lease of this process is taken over.
+local held = redis.call('SET', KEYS[2], token, 'PX', ARGV[9], 'NX', 'GET')
+if held then
+  if string.sub(held, 1, #ARGV[12] + 1) ~= ARGV[12] .. ':' then return {'leased'} end
+  redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
+end
+local now = server_now()
+local window = tonumber(ARGV[8])
+if window_used(KEYS[4], now, window) >= tonumber(ARGV[7]) then
+  redis.call('DEL', KEYS[2])
+  return {'rate-limited'}
+end
+window_add(KEYS[4], now, window, now .. ':' .. ARGV[11])
 if not meta[1] then
   create_conversation(KEYS[1], KEYS[6], ARGV[2], ARGV[4], ARGV[1], ARGV[3], ARGV[5])
   meta = {ARGV[2], ARGV[3], '', '', '0', false}
@@ -120,16 +130,14 @@ end
 -- New means no message yet: a conversation escalated before its first message starts with that message.
 local isNew = 0
 if meta[5] == '0' then isNew = 1 end
-local fence = (tonumber(meta[6]) or 0) + 1
-local token = ARGV[12] .. ':' .. fence
-redis.call('SET', KEYS[2], token, 'PX', ARGV[9])
 local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
-append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[6], ARGV[5], ARGV[1], meta[5], {'fence', fence})
+append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[6], ARGV[5], ARGV[1], meta[5], {'fence', fence, 'turn', token})
 announce(ARGV[16], ARGV[17])
 local entry = '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' .. cjson.encode(meta[1]) ..
   ',"session_id":' .. cjson.encode(ARGV[1]) .. ',"source":' .. cjson.encode(meta[2]) ..
   ',"is_new":' .. isNew .. ',"message":' .. ARGV[6] .. '}'
-local overdue = claim_overdue(KEYS[7], KEYS[8], ARGV[5], ARGV[15], ARGV[14])
+local overdue = {}
+if tonumber(ARGV[15]) > 0 then overdue = claim_overdue(KEYS[7], KEYS[8], ARGV[5], ARGV[15], ARGV[14]) end
 -- No entry id: no webhook listens for a turn's events, so there is nothing to deliver later.
 if ARGV[13] ~= '' then record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14]) end
 return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue}
@@ -159,12 +167,15 @@ export const END_TURN = new LuaScript<{
 }>(
   `${APPEND_MESSAGE}${ANNOUNCE}
 local outcome = 'stored'
-local meta = {}
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+local meta = redis.call('HMGET', KEYS[1], 'taken_over_by', 'message_count', 'fallback_streak', 'turn')
+-- The conversation's last turn is this one while its token is the one BEGIN_TURN wrote beside the lease
+-- (only BEGIN_TURN sets the lease, and it writes both): read with the rest, that costs no command of its
+-- own, and the lease, if it is still there, is this turn's to delete. A turn whose lease lapsed while
+-- no other turn began still stores its reply; an erased conversation has no token.
+if meta[4] ~= ARGV[1] then
   outcome = 'lost-lease'
-elseif ARGV[2] ~= '' then
-  meta = redis.call('HMGET', KEYS[1], 'taken_over_by', 'message_count', 'fallback_streak')
-  if ARGV[5] == '1' or meta[1] ~= '' then outcome = 'discarded' end
+elseif ARGV[2] ~= '' and (ARGV[5] == '1' or meta[1] ~= '') then
+  outcome = 'discarded'
 end
 local streak = 0
 if ARGV[2] ~= '' then

@@ -211,7 +211,7 @@ export class ConversationStore {
         this.processId,
         recordEvents ? entryId : '',
         this.pending.dueAt(now),
-        OVERDUE_PER_TURN,
+        recordEvents ? OVERDUE_PER_TURN : 0,
         signal?.channel ?? '',
         signal?.message ?? '',
       ],

@@ -34,3 +34,14 @@ t.test('the window slides: an address is admitted again once its oldest open has
   t.match(await gate.admit('198.51.100.3'), { kind: 'limited' });
   t.ok((await redis.pTTL(keys.socketOpens('198.51.100.3'))) <= 300, 'the window expires with its last open');
 });
+
+t.test('opens that have left the window are trimmed from its set as new ones come', async (t) => {
+  // A 1 ms window: each open leaves it almost at once. Counting them out needs no trim, but a set that
+  // were never trimmed would hold every open of a busy address until it went quiet.
+  const gate = new SocketOpenGate(redis, keys, { perAddress: 1000, windowMs: 1 });
+  let admitted = 0;
+  for (let i = 0; i < 400; i++) if ((await gate.admit('198.51.100.4')).kind === 'admitted') admitted += 1;
+  t.equal(admitted, 400);
+  const kept = await redis.zCard(keys.socketOpens('198.51.100.4'));
+  t.ok(kept < 200, `the set keeps ${kept} of 400 opens`);
+});

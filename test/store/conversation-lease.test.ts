@@ -32,3 +32,52 @@ t.test("a lease the process's own cut-off turn left is taken over; another proce
   t.match(await here.endTurn(chatbotId, 'api-lease', next.token, null), { outcome: 'stored' });
   t.match(await begin(there, 'asked at another gateway'), { kind: 'started' }, 'released for everyone');
 });
+
+t.test('a message refused by the rate limit takes no lease, and leaves a held one alone', async (t) => {
+  const session = 'api-lease-limited';
+  const lease = keys.conversationLease(chatbotId, session);
+  const once = { ...limits, rateLimit: 1 };
+  const first = await here.beginTurn(chatbotId, session, { content: 'first', source: 'api' }, once);
+  if (first.kind !== 'started') throw new Error(first.kind);
+  t.same(await there.beginTurn(chatbotId, session, { content: 'while held', source: 'api' }, once), { kind: 'leased' });
+  t.equal(await redis.get(lease), first.token, 'the holder keeps its lease');
+  t.match(await here.endTurn(chatbotId, session, first.token, null), { outcome: 'stored' });
+  t.same(await there.beginTurn(chatbotId, session, { content: 'second', source: 'api' }, once), {
+    kind: 'rate-limited',
+  });
+  t.equal(await redis.exists(lease), 0, 'no lease left behind');
+});
+
+t.test('a turn begun before its conversation was erased writes nothing into the one begun after', async (t) => {
+  // The new conversation counts its turns from the start again: the old turn's token must still differ.
+  const session = 'api-lease-erased';
+  const old = await here.beginTurn(chatbotId, session, { content: 'asked before', source: 'api' }, limits);
+  if (old.kind !== 'started') throw new Error(old.kind);
+  await redis.del([
+    keys.conversation(chatbotId, session),
+    keys.conversationLease(chatbotId, session),
+    keys.conversationMessages(chatbotId, session),
+  ]);
+  const next = await there.beginTurn(chatbotId, session, { content: 'asked after', source: 'api' }, limits);
+  if (next.kind !== 'started') throw new Error(next.kind);
+  const reply = { role: 'assistant' as const, content: 'a late answer' };
+  t.match(await here.endTurn(chatbotId, session, old.token, reply), { outcome: 'lost-lease' });
+  t.match(await there.endTurn(chatbotId, session, next.token, { role: 'assistant', content: 'Hi' }), {
+    outcome: 'stored',
+  });
+  t.same(
+    (await redis.lRange(keys.conversationMessages(chatbotId, session), 0, -1)).map((raw) => JSON.parse(raw).content),
+    ['asked after', 'Hi'],
+  );
+});
+
+t.test('a turn whose lease lapsed while no other turn began still stores its reply', async (t) => {
+  const session = 'api-lease-lapsed';
+  const turn = await here.beginTurn(chatbotId, session, { content: 'asked', source: 'api' }, limits);
+  if (turn.kind !== 'started') throw new Error(turn.kind);
+  await redis.del(keys.conversationLease(chatbotId, session)); // lapsed
+  t.match(await here.endTurn(chatbotId, session, turn.token, { role: 'assistant', content: 'answered' }), {
+    outcome: 'stored',
+  });
+  t.equal((await here.transcript(chatbotId, session)).messages.length, 2);
+});

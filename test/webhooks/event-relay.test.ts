@@ -138,6 +138,30 @@ t.test("a busy chatbot's next turn takes over the entries a dead process left", 
   t.equal(await pending.hasEntries(bot.id), false, 'both entries are acknowledged');
 });
 
+t.test('a turn that records no events leaves the entries a dead process left to the sweeper', async (t) => {
+  // No webhook listens any more: the turn records nothing and registers nothing, so the chatbot goes
+  // quiet and the sweeper relays what was left (a turn claims overdue entries only where it records).
+  const { bot, hook } = await hookedBot('Unheard');
+  await abandonedTurn(bot.id, 'api-a', 'first');
+  await clock.advance(GRACE_MS + 0.001);
+  const next = await conversations.beginTurn(bot.id, 'api-b', { content: 'second', source: 'api' }, limits, {
+    recordEvents: false,
+  });
+  if (next.kind !== 'started') throw new Error(next.kind);
+  t.same(next.overdue, [], 'not taken by the turn');
+  await conversations.endTurn(bot.id, 'api-b', next.token, null);
+  t.ok((await pending.quietChatbots(100)).includes(bot.id), 'quiet: for the sweeper');
+  t.equal(await relays[0]!.sweep(), 1);
+  t.same(await pending.hasEntries(bot.id), false);
+  t.same(
+    (await delivered(hook.id)).map((body) => [body.event, body.data.session_id]),
+    [
+      ['conversation.started', 'api-a'],
+      ['message.received', 'api-a'],
+    ],
+  );
+});
+
 t.test('escalations and leads left pending are relayed too', async (t) => {
   const { bot, hook } = await hookedBot('Others');
   await pending.register(bot.id);

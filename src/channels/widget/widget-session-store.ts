@@ -3,7 +3,7 @@ import { addressKey } from '../../admission/login-gate.ts';
 import { LuaScript } from '../../redis/lua-script.ts';
 import { plainConnection, type RedisClient } from '../../redis/redis-client.ts';
 import type { RedisKeys } from '../../redis/redis-keys.ts';
-import { retryAfterSeconds, SLIDING_WINDOW_ADMIT } from '../../admission/sliding-window.ts';
+import { retryAfterSeconds, SLIDING_WINDOW } from '../../admission/sliding-window.ts';
 
 /** How long a session handed out stays resumable, and how many one client address gets per window. */
 export interface WidgetSessionLimits {
@@ -21,7 +21,7 @@ const ISSUE = new LuaScript<{
   keys: [addressWindow: string, session: string];
   args: [limit: number, windowMicros: number, sessionId: string, ttlSeconds: number];
   reply: [1] | [0, waitMicros: number];
-}>(`${SLIDING_WINDOW_ADMIT}
+}>(`${SLIDING_WINDOW}
 local wait = admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 if wait > 0 then return {0, wait} end
 redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
