@@ -50,7 +50,8 @@ end`;
 // later; one that records none leaves them to the sweeper (its chatbot is not kept registered as busy,
 // so it goes quiet), which saves busy chatbots without webhooks a command per turn.
 // Returns {'leased'}, {'rate-limited'} or {'started', conversation id, 1 if new, source, holder,
-// lease token, history, escalated at, the entry as recorded, overdue {id, entry} pairs}.
+// lease token, history (0: the one the caller holds), escalated at, the entry as recorded, overdue
+// {id, entry} pairs, message count}.
 // A lease of the calling process (its token starts with the process id) does not hold the turn off:
 // a process begins a conversation's turn only when none of its own is in flight (its one actor per
 // conversation runs one turn at a time), so that lease is one a turn could not release, Redis having
@@ -89,6 +90,12 @@ export const BEGIN_TURN = new LuaScript<{
     /** The stored message's signal (ScriptSignal), published with it; both '' for none. */
     signalChannel: string,
     signalMessage: string,
+    /**
+     * The conversation id and message count of the history the caller holds ('' and 0 for none): when
+     * they are still the conversation's, the history is not read.
+     */
+    heldConversationId: string,
+    heldCount: number,
   ];
   reply:
     | ['leased']
@@ -100,10 +107,13 @@ export const BEGIN_TURN = new LuaScript<{
         source: string,
         holder: string,
         leaseToken: string,
-        history: string[],
+        /** 0: the caller's history is the conversation's. */
+        history: string[] | 0,
         escalatedAt: string,
         entry: string,
         overdue: Array<[id: string, entry: string]>,
+        /** The conversation's message count with this message. */
+        count: number,
       ];
 }>(
   `${CREATE_CONVERSATION}${APPEND_MESSAGE}${PENDING_ENTRIES}${ANNOUNCE}${SLIDING_WINDOW}
@@ -130,7 +140,15 @@ end
 -- New means no message yet: a conversation escalated before its first message starts with that message.
 local isNew = 0
 if meta[5] == '0' then isNew = 1 end
-local history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
+-- Read unless the conversation has none, or the caller holds them (same conversation, same count).
+local history = {}
+if meta[5] ~= '0' then
+  if ARGV[18] ~= '' and ARGV[18] == meta[1] and ARGV[19] == meta[5] then
+    history = 0
+  else
+    history = redis.call('LRANGE', KEYS[3], -tonumber(ARGV[10]), -1)
+  end
+end
 append_message(KEYS[1], KEYS[3], KEYS[5], ARGV[6], ARGV[5], ARGV[1], meta[5], {'fence', fence, 'turn', token})
 announce(ARGV[16], ARGV[17])
 local entry = '{"kind":"turn","at":"' .. ARGV[5] .. '","conversation_id":' .. cjson.encode(meta[1]) ..
@@ -140,14 +158,14 @@ local overdue = {}
 if tonumber(ARGV[15]) > 0 then overdue = claim_overdue(KEYS[7], KEYS[8], ARGV[5], ARGV[15], ARGV[14]) end
 -- No entry id: no webhook listens for a turn's events, so there is nothing to deliver later.
 if ARGV[13] ~= '' then record_entry(KEYS[7], KEYS[8], ARGV[13], entry, ARGV[14]) end
-return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue}
+return {'started', meta[1], isNew, meta[2], meta[3], token, history, meta[4], entry, overdue, tonumber(meta[5]) + 1}
 `,
   { plain: true },
 );
 
 // The takeover check happens here, atomically with the append: the AI never answers a conversation
 // that a human holds, whatever any process's memory says. Returns {outcome, consecutive fallback
-// replies}.
+// replies, message count before the reply}.
 export const END_TURN = new LuaScript<{
   keys: [meta: string, lease: string, messages: string, discarded: string, conversationIndex: string];
   args: [
@@ -163,7 +181,8 @@ export const END_TURN = new LuaScript<{
     signalChannel: string,
     signalMessage: string,
   ];
-  reply: [outcome: ReplyFate, fallbackStreak: number];
+  /** `countBefore`: the conversation's message count before the reply ('' when it is gone). */
+  reply: [outcome: ReplyFate, fallbackStreak: number, countBefore: string];
 }>(
   `${APPEND_MESSAGE}${ANNOUNCE}
 local outcome = 'stored'
@@ -188,7 +207,7 @@ if ARGV[2] ~= '' then
   end
 end
 if outcome ~= 'lost-lease' then redis.call('DEL', KEYS[2]) end
-return {outcome, streak}
+return {outcome, streak, meta[2] or ''}
 `,
   { plain: true },
 );

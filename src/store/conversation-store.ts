@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { ScriptSignal } from '../redis/signal-bus.ts';
 import type {
   AgentPersona,
@@ -101,6 +102,19 @@ export interface TurnLimits {
 /** Overdue pending entries one turn takes over at most (the sweeper takes the rest). */
 const OVERDUE_PER_TURN = 5;
 
+/** How much of the conversations' recent messages one process keeps for its next turns (UTF-16 units). */
+const HELD_HISTORY_SIZE = 8 * 1024 * 1024;
+
+/** A conversation's last messages as this process last saw them, and what they are of. */
+interface HeldHistory {
+  conversationId: string;
+  /** The conversation's message count with the last of `messages`. */
+  count: number;
+  /** The `historySize` they were kept for. */
+  historySize: number;
+  messages: StoredMessage[];
+}
+
 /** A message as a conversation's list stores it (its time in microseconds). */
 export interface RawMessage {
   role: MessageRole;
@@ -157,6 +171,15 @@ export class ConversationStore {
   private readonly processId = randomUUID();
   /** Where the pending entries of the events these scripts record are kept (and when they fall due). */
   private readonly pending: PendingEventStore;
+  /**
+   * The recent messages of the conversations this process ran turns of, by conversation key, so the
+   * next turn need not read them: BEGIN_TURN reads them only when the conversation's id or message
+   * count is no longer the one held (another process or an agent wrote since, or it was erased).
+   */
+  private readonly histories = new LRUCache<string, HeldHistory>({
+    maxSize: HELD_HISTORY_SIZE,
+    sizeCalculation: (held) => held.messages.reduce((size, message) => size + 64 + message.content.length, 64),
+  });
 
   constructor(redis: RedisClient, keys: RedisKeys, clock: Clock, pending: PendingEventStore) {
     this.redis = redis;
@@ -180,6 +203,9 @@ export class ConversationStore {
     options: { recordEvents?: boolean; announce?: Announce } = {},
   ): Promise<TurnStart> {
     const recordEvents = options.recordEvents ?? true;
+    const key = this.keys.conversation(chatbotId, sessionId);
+    const held = this.histories.get(key);
+    const holds = held?.historySize === limits.historySize ? held : undefined;
     const now = this.clock.nowMicros();
     const signal = await options.announce?.(formatTimestamp(now));
     const message: RawMessage = { role: 'user', content: input.content, at: now };
@@ -187,7 +213,7 @@ export class ConversationStore {
     const reply = await BEGIN_TURN.run(
       this.redis,
       [
-        this.keys.conversation(chatbotId, sessionId),
+        key,
         this.keys.conversationLease(chatbotId, sessionId),
         this.keys.conversationMessages(chatbotId, sessionId),
         this.keys.conversationRateWindow(chatbotId, sessionId),
@@ -214,11 +240,17 @@ export class ConversationStore {
         recordEvents ? OVERDUE_PER_TURN : 0,
         signal?.channel ?? '',
         signal?.message ?? '',
+        holds?.conversationId ?? '',
+        holds?.count ?? 0,
       ],
     );
     if (reply[0] === 'leased') return { kind: 'leased' };
     if (reply[0] === 'rate-limited') return { kind: 'rate-limited' };
-    const [, id, isNew, source, takenOverBy, token, history, escalatedAt, entry, overdue] = reply;
+    const [, id, isNew, source, takenOverBy, token, rawHistory, escalatedAt, entry, overdue, count] = reply;
+    if (rawHistory === 0 && !holds) throw new Error('BEGIN_TURN kept a history this process does not hold');
+    const history = rawHistory === 0 ? [...holds!.messages] : rawHistory.map(parseMessage);
+    const messages = [...history, parseMessage(JSON.stringify(message))].slice(-limits.historySize);
+    this.histories.set(key, { conversationId: id, count, historySize: limits.historySize, messages });
     return {
       kind: 'started',
       conversationId: id,
@@ -229,7 +261,7 @@ export class ConversationStore {
       createdAt: formatTimestamp(now),
       announced: signal !== undefined,
       token,
-      history: history.map(parseMessage),
+      history,
       ...(recordEvents ? { entry: { id: entryId, json: entry } } : {}),
       overdue: overdue.map(([overdueId, json]) => ({ id: overdueId, json })),
     };
@@ -252,7 +284,7 @@ export class ConversationStore {
     const raw: RawMessage | null = reply && { role: reply.role, content: reply.content, at: now };
     if (raw && reply?.citations?.length) raw.citations = reply.citations;
     const json = raw ? JSON.stringify(raw) : '';
-    const [outcome, streak] = await END_TURN.run(
+    const [outcome, streak, countBefore] = await END_TURN.run(
       this.redis,
       [
         this.keys.conversation(chatbotId, sessionId),
@@ -272,8 +304,25 @@ export class ConversationStore {
         signal?.message ?? '',
       ],
     );
+    this.holdReply(this.keys.conversation(chatbotId, sessionId), countBefore, outcome === 'stored' ? json : '');
     const announced = signal !== undefined && outcome === 'stored';
     return { outcome, createdAt: formatTimestamp(now), fallbackStreak: streak, announced };
+  }
+
+  /**
+   * Keeps the held history of a conversation whose turn ended true: with the stored reply (`json`,
+   * '' for none) when nothing else was written since the turn began, else forgotten.
+   */
+  private holdReply(key: string, countBefore: string, json: string): void {
+    const held = this.histories.get(key);
+    if (!held) return;
+    if (countBefore !== String(held.count)) {
+      this.histories.delete(key);
+      return;
+    }
+    if (json === '') return;
+    const messages = [...held.messages, parseMessage(json)].slice(-held.historySize);
+    this.histories.set(key, { ...held, count: held.count + 1, messages });
   }
 
   /** Extends a held lease; false when it is no longer ours. */
