@@ -59,6 +59,8 @@ interface RedisUse {
   roundTrips: Map<string, number>;
   /** Commands Redis executed, by command, script-internal ones included (INFO commandstats). */
   executed: Map<string, number>;
+  /** Of the chats, those recorded as unanswered (a process drops recordings beyond 1,000 waiting). */
+  unanswered: number;
 }
 
 /** Where the half-rate run's time went, besides the requests themselves. */
@@ -77,6 +79,8 @@ interface GatewayFigures {
   half: Measurement;
   redis: RedisUse;
   causes: TailCauses;
+  /** The same half-rate load on a chatbot whose source answers the question; `unanswered`: its turns recorded. */
+  grounded: { half: Measurement; executed: Map<string, number>; chats: number; unanswered: number };
 }
 
 /** Thrown when a target answered anything but the expected 200; the message says what it answered. */
@@ -133,12 +137,23 @@ function printReport(baseline: Measurement, gateway: GatewayFigures, duration: n
       'answered by the client-side cache is none)',
   );
   console.log(
-    `Redis commands executed per chat: ${executedPerChat.toFixed(2)} ` +
+    `Redis commands executed per chat (the chatbot has no sources: ${gateway.redis.unanswered} of its ${chats} ` +
+      `turns recorded as unanswered): ${executedPerChat.toFixed(2)} ` +
       `(target ≤ ${TARGET_COMMANDS}: ${verdict(executedPerChat <= TARGET_COMMANDS)}): ${perChat(executed, chats)}`,
   );
   console.log(
     '  (INFO commandstats delta over the same run: Redis 7 counts the commands a script calls as well as the ' +
       'script, so this is work inside Redis, not round trips)',
+  );
+  const grounded = gateway.grounded;
+  const groundedPerChat = sum(grounded.executed) / grounded.chats;
+  console.log(
+    `grounded chatbot (a source answers the question, so no turn is recorded as unanswered: ` +
+      `${grounded.unanswered} of its ${grounded.chats} turns recorded as unanswered), same half-rate load: ` +
+      `${grounded.half.reqPerSec.toFixed(0)} req/s, p50 ${millis(grounded.half.p50Ms)} ms, ` +
+      `p99 ${grounded.half.p99Ms.toFixed(1)} ms; Redis commands executed per chat: ${groundedPerChat.toFixed(2)} ` +
+      `(target ≤ ${TARGET_COMMANDS}: ${verdict(groundedPerChat <= TARGET_COMMANDS)}): ` +
+      perChat(grounded.executed, grounded.chats),
   );
   const { loopDelay, gc, slow } = gateway.causes;
   console.log(
@@ -225,17 +240,27 @@ async function measureGateway(duration: number): Promise<GatewayFigures> {
       try {
         const counter = new RoundTripCounter();
         const chatsBefore = llm.calls;
+        const recordedBefore = await recordedTurns(app, chatbot.id);
         const executedBefore = await commandStats(stats);
         const watch = await watchTail(stats);
         counter.start();
         const half = await measureAtRate('gateway at half rate', url, headers, duration, halfRate);
         counter.stop();
         const causes = await watch.stop();
+        // Each turn of this chatbot (it has no sources) is recorded as unanswered, off the turn: those
+        // recordings are counted once they are all written.
+        await app.services.unansweredRecorder.settled();
         const executed = difference(await commandStats(stats), executedBefore);
         // The INFO calls are this benchmark's, not the gateway's.
         executed.delete('info');
-        const redisUse = { chats: llm.calls - chatsBefore, roundTrips: counter.counts, executed };
-        return { full, halfRate, half, redis: redisUse, causes };
+        const redisUse = {
+          chats: llm.calls - chatsBefore,
+          roundTrips: counter.counts,
+          executed,
+          unanswered: (await recordedTurns(app, chatbot.id)) - recordedBefore,
+        };
+        const grounded = await measureGrounded(app, user.id, headers, stats, llm, duration, halfRate);
+        return { full, halfRate, half, redis: redisUse, causes, grounded };
       } finally {
         stats.destroy();
       }
@@ -246,6 +271,56 @@ async function measureGateway(duration: number): Promise<GatewayFigures> {
     await redis.stop();
   }
 }
+
+/**
+ * The half-rate load again, on a chatbot with one text source that answers the benchmark's question:
+ * its turns retrieve a passage above the relevance floor, so none is recorded as unanswered, as most
+ * turns of a trained chatbot are not. Counts the Redis commands it executed per chat.
+ */
+async function measureGrounded(
+  app: Awaited<ReturnType<typeof startApp>>,
+  userId: string,
+  headers: Record<string, string>,
+  stats: { info(section: string): Promise<unknown> },
+  llm: InstantLlm,
+  duration: number,
+  rate: number,
+): Promise<GatewayFigures['grounded']> {
+  const chatbot = await app.services.chatbots.create(userId, { name: 'Grounded Bench Bot' });
+  const source = await app.services.intake.addText(chatbot.id, GROUNDING_TEXT, 'Opening hours');
+  const deadline = Date.now() + 60_000;
+  while ((await app.services.sources.get(source.id)).status !== 'done') {
+    if (Date.now() > deadline) throw new UnexpectedResponses('the grounded chatbot: its source was not ingested');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const url = `http://${HOST}:${app.port}/api/v1/chatbots/${chatbot.id}/chat`;
+  await expectReply('gateway (grounded)', url, headers, FAKE_REPLY);
+  await app.services.unansweredRecorder.settled();
+  const recordedBefore = await recordedTurns(app, chatbot.id);
+  const before = await commandStats(stats);
+  const chatsBefore = llm.calls;
+  const half = await measureAtRate('gateway, grounded chatbot', url, headers, duration, rate);
+  await app.services.unansweredRecorder.settled();
+  const executed = difference(await commandStats(stats), before);
+  executed.delete('info');
+  return {
+    half,
+    executed,
+    chats: llm.calls - chatsBefore,
+    unanswered: (await recordedTurns(app, chatbot.id)) - recordedBefore,
+  };
+}
+
+/** How many turns of the chatbot its unanswered inbox counts. */
+async function recordedTurns(app: Awaited<ReturnType<typeof startApp>>, chatbotId: string): Promise<number> {
+  const groups = await app.services.unanswered.list(chatbotId, 'open');
+  return groups.reduce((total, group) => total + group.count, 0);
+}
+
+/** The grounded chatbot's one source: it answers the benchmark's question. */
+const GROUNDING_TEXT =
+  'Opening hours. Our opening hours are from 9:00 to 17:00, Monday to Friday. We are closed on weekends ' +
+  'and public holidays.';
 
 /** The fake LLM: answers every prompt at once with the same short text, and counts the calls. */
 class InstantLlm implements LlmProvider {
