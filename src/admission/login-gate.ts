@@ -4,6 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { LuaScript } from '../redis/lua-script.ts';
 import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
+import { SLIDING_WINDOW } from './sliding-window.ts';
 
 /** The sign-in limits; each window counts failed attempts in any `windowMs`. */
 export interface LoginLimits {
@@ -43,26 +44,15 @@ const ADMIT = new LuaScript<{
     inFlightLeaseMicros: number,
   ];
   reply: [1, member: string] | [0, waitMicros: number] | [2];
-}>(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+}>(`${SLIDING_WINDOW}
+local now = server_now()
 local window = tonumber(ARGV[3])
-local wait = 0
-for i = 1, 2 do
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[i]) then
-    local oldest = tonumber(redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')[2])
-    wait = math.max(wait, oldest + window - now)
-  end
-end
+local wait = math.max(window_wait(KEYS[1], now, window, tonumber(ARGV[1])), window_wait(KEYS[2], now, window, tonumber(ARGV[2])))
 if wait > 0 then return {0, wait} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return {2} end
 local member = now .. ':' .. ARGV[4]
-for i = 1, 2 do
-  redis.call('ZADD', KEYS[i], now, member)
-  redis.call('PEXPIRE', KEYS[i], math.ceil(window / 1000))
-end
+for i = 1, 2 do window_add(KEYS[i], now, window, member) end
 local lease = tonumber(ARGV[6])
 redis.call('ZADD', KEYS[3], now + lease, member)
 redis.call('PEXPIRE', KEYS[3], math.ceil(lease / 1000))

@@ -9,6 +9,8 @@
  *   window. About one call in `TRIM_EVERY` (by the clock's µs) also trims the events that have left the
  *   window, so a busy set holds its window's events and a few more, and an idle one expires whole. (A
  *   trim on every call cost a command on every request; counting with ZCOUNT makes it needless.)
+ * - `window_wait(key, now, window, limit)`: 0 while the window holds fewer than `limit` events, else
+ *   the µs until its oldest event leaves it.
  * - `admit(key, limit, window, member)`: counts `member` and returns 0, or, when the window is full,
  *   counts nothing and returns the µs until its oldest event leaves it.
  */
@@ -31,12 +33,15 @@ local function window_add(key, now, window, member)
   redis.call('PEXPIRE', key, math.ceil(window / 1000))
   if now % ${TRIM_EVERY} == 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', window_start(now, window)) end
 end
+local function window_wait(key, now, window, limit)
+  if window_used(key, now, window) < limit then return 0 end
+  local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. window_start(now, window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return tonumber(oldest[2]) + window - now
+end
 local function admit(key, limit, window, member)
   local now = server_now()
-  if window_used(key, now, window) >= limit then
-    local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. window_start(now, window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    return tonumber(oldest[2]) + window - now
-  end
+  local wait = window_wait(key, now, window, limit)
+  if wait > 0 then return wait end
   window_add(key, now, window, member)
   return 0
 end
