@@ -207,8 +207,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       first,
     );
     await spaces.serving(gatewayId, retrieval.space);
-    // Unanswered questions are grouped in the space this gateway serves, as retrieval embeds them.
-    services.unansweredRecorder.embedder = () => Promise.resolve(retrieval.embedder);
+    // Unanswered questions are grouped in the space this gateway serves, as retrieval embeds them
+    // (with the embeddings retrieval made of them).
+    services.unansweredRecorder.embedder = () => Promise.resolve(retrieval.queries);
     stack.push(() => spaces.stopServing(gatewayId));
     const ingestion = ingestionWorkerFor(
       {

@@ -11,6 +11,7 @@ import { HybridRetriever } from './hybrid-retriever.ts';
 import { InProcessSearchEngine } from './in-process-search-engine.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { GeminiEmbedder, OllamaEmbedder, OpenAiEmbedder } from './provider-embedders.ts';
+import { QueryEmbedder } from './query-embedder.ts';
 import { RedisSearchEngine } from './redis-search-engine.ts';
 import { RetrievalIndex } from './retrieval-index.ts';
 import type { SearchEngine } from './search-engine.ts';
@@ -23,6 +24,8 @@ export class SearchEngineUnavailableError extends Error {
 /** A process's retrieval: the embedder, the chosen engine, its index keeper and the retriever. */
 export interface Retrieval {
   embedder: Embedder;
+  /** The embedder of questions (`embedder`, remembering what it embedded); retrieval and the unanswered inbox use it. */
+  queries: QueryEmbedder;
   engine: SearchEngine;
   chunks: ChunkStore;
   index: RetrievalIndex;
@@ -100,7 +103,8 @@ export async function openRetrieval(
   }
   logger.info({ engine: engine.name, embeddings: embedder.space }, 'retrieval ready');
   const index = new RetrievalIndex(engine, chunks, signals, logger, loading);
-  return { embedder, engine, chunks, index, retriever: new HybridRetriever(embedder, index) };
+  const queries = new QueryEmbedder(embedder);
+  return { embedder, queries, engine, chunks, index, retriever: new HybridRetriever(queries, index) };
 }
 
 /** The stored chunks are in a space this version cannot embed queries into (so cannot serve). */

@@ -3,6 +3,7 @@ import type { ChunkStore } from '../store/chunk-store.ts';
 import type { SpaceSetting } from '../store/embedding-space-store.ts';
 import type { Embedder } from './embedder.ts';
 import type { HybridRetriever } from './hybrid-retriever.ts';
+import type { QueryEmbedder } from './query-embedder.ts';
 import type { Retrieval } from './retrieval-setup.ts';
 import type { RetrievalIndex } from './retrieval-index.ts';
 import type { RetrievedChunk, Retriever } from './retriever.ts';
@@ -38,6 +39,9 @@ export class ServedRetrieval implements Retrieval, Retriever {
   }
   get embedder(): Embedder {
     return this.current.embedder;
+  }
+  get queries(): QueryEmbedder {
+    return this.current.queries;
   }
   get engine(): SearchEngine {
     return this.current.engine;

@@ -160,8 +160,9 @@ t.test('retrieved text cannot close the fence: every fence-like tag in a passage
 });
 
 t.test('the fence nonce is new for every prompt: 16 hex characters', async (t) => {
-  const nonces = new Set(Array.from({ length: 100 }, () => randomFenceNonce()));
-  t.equal(nonces.size, 100);
+  // Several batches of the random source (256 nonces each).
+  const nonces = new Set(Array.from({ length: 1000 }, () => randomFenceNonce()));
+  t.equal(nonces.size, 1000);
   t.same(
     [...nonces].filter((nonce) => !/^[0-9a-f]{16}$/.test(nonce)),
     [],
