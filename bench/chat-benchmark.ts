@@ -4,13 +4,14 @@
  * scripts) with an LLM that answers instantly in-process, so the figures are the gateway's own cost.
  * The load is spread over 1,000 conversations. Measured against a bare restify POST route that
  * reads a JSON body, under the same load; then the gateway again at half its measured peak rate,
- * for the latency a gateway sees when it is busy but not saturated; and the Redis round trips each
- * chat costs.
+ * for the latency a gateway sees when it is busy but not saturated (and the bare route at that rate,
+ * for the tail the machine and the load generator make alone); and the Redis round trips each chat
+ * costs.
  */
 
 import { randomUUID } from 'node:crypto';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import getRawBody from 'raw-body';
@@ -67,6 +68,12 @@ interface RedisUse {
 interface TailCauses {
   /** The gateway process's event-loop delay (ms): p50, p99 and max. */
   loopDelay: { p50: number; p99: number; max: number };
+  /**
+   * The chats' latency inside the gateway (ms), from the request's headers parsed to the response
+   * handed to the socket: what is left of the load generator's figure is waiting to be read and
+   * written, and the load generator's own scheduling.
+   */
+  serverSide: { p50: number; p99: number; max: number };
   /** Garbage collection pauses in the gateway process: how many, their total and longest (ms). */
   gc: { count: number; totalMs: number; maxMs: number };
   /** Commands Redis logged as slower than SLOWLOG_MICROS: how many, and by command (scripts by SHA1 prefix). */
@@ -99,20 +106,32 @@ export async function run(): Promise<number> {
 
   let baseline: Measurement;
   let gateway: GatewayFigures;
+  /** The bare route at the gateway's half rate: the tail of this machine and load generator alone. */
+  let baselineHalf: Measurement;
   try {
-    baseline = await measureBaseline(duration);
+    baseline = await withBaseline((url) => measure('baseline', url, {}, duration));
     gateway = await measureGateway(duration);
+    const { halfRate } = gateway;
+    baselineHalf = await withBaseline((url) =>
+      measureAtRate('baseline at half rate', url, {}, duration, halfRate, BASELINE_REPLY),
+    );
   } catch (error) {
     if (!(error instanceof UnexpectedResponses)) throw error;
     console.error(`bench: ${error.message}`);
     return 1;
   }
-  printReport(baseline, gateway, duration, machine);
+  printReport(baseline, baselineHalf, gateway, duration, machine);
   return 0;
 }
 
 /** The figures as a table, each with its target, and one markdown row for the README. */
-function printReport(baseline: Measurement, gateway: GatewayFigures, duration: number, machine: string): void {
+function printReport(
+  baseline: Measurement,
+  baselineHalf: Measurement,
+  gateway: GatewayFigures,
+  duration: number,
+  machine: string,
+): void {
   const ratio = gateway.full.reqPerSec / baseline.reqPerSec;
   const { chats, roundTrips, executed } = gateway.redis;
   const tripsPerChat = sum(roundTrips) / chats;
@@ -123,6 +142,7 @@ function printReport(baseline: Measurement, gateway: GatewayFigures, duration: n
   console.log(row('baseline (bare restify POST)', ...figures(baseline)));
   console.log(row('gateway, full load', ...figures(gateway.full)));
   console.log(row(`gateway at ${gateway.halfRate} req/s (half)`, ...figures(gateway.half)));
+  console.log(row(`baseline at ${gateway.halfRate} req/s`, ...figures(baselineHalf)));
   console.log(
     `ratio gateway/baseline: ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO}: ${verdict(ratio >= TARGET_RATIO)})`,
   );
@@ -155,9 +175,12 @@ function printReport(baseline: Measurement, gateway: GatewayFigures, duration: n
       `(target ≤ ${TARGET_COMMANDS}: ${verdict(groundedPerChat <= TARGET_COMMANDS)}): ` +
       perChat(grounded.executed, grounded.chats),
   );
-  const { loopDelay, gc, slow } = gateway.causes;
+  const { loopDelay, serverSide, gc, slow } = gateway.causes;
   console.log(
-    `half-rate run, where the tail comes from: event-loop delay p50 ${loopDelay.p50.toFixed(1)} ms, ` +
+    `half-rate run, where the tail comes from: inside the gateway p50 ${serverSide.p50.toFixed(1)} ms, ` +
+      `p99 ${serverSide.p99.toFixed(1)} ms, max ${serverSide.max.toFixed(1)} ms; ` +
+      `the bare restify route at the same rate p99 ${baselineHalf.p99Ms.toFixed(1)} ms; ` +
+      `event-loop delay p50 ${loopDelay.p50.toFixed(1)} ms, ` +
       `p99 ${loopDelay.p99.toFixed(1)} ms, max ${loopDelay.max.toFixed(1)} ms; ` +
       `GC ${gc.count} pauses, ${gc.totalMs.toFixed(0)} ms in all, longest ${gc.maxMs.toFixed(1)} ms; ` +
       `Redis SLOWLOG (> ${SLOWLOG_MICROS} µs): ${slow.count} commands${slow.count > 0 ? `: ${slow.byCommand}` : ''}`,
@@ -183,8 +206,11 @@ function printReport(baseline: Measurement, gateway: GatewayFigures, duration: n
   console.log(`| ${cells.join(' | ')} |`);
 }
 
-/** A bare restify server with one async POST route that reads a JSON body, as the chat route does. */
-async function measureBaseline(duration: number): Promise<Measurement> {
+/**
+ * A bare restify server with one async POST route that reads a JSON body, as the chat route does,
+ * while `load` runs against its URL.
+ */
+async function withBaseline(load: (url: string) => Promise<Measurement>): Promise<Measurement> {
   const server = restify.createServer();
   server.post('/api/v1/chatbots/:chatbot_id/chat', async (req: Request, res: Response) => {
     const text = await getRawBody(req, { limit: 64 * 1024, length: req.headers['content-length'], encoding: 'utf-8' });
@@ -196,7 +222,7 @@ async function measureBaseline(duration: number): Promise<Measurement> {
   try {
     const url = `http://${HOST}:${port}/api/v1/chatbots/${randomUUID()}/chat`;
     await expectReply('baseline', url, {}, BASELINE_REPLY);
-    return await measure('baseline', url, {}, duration);
+    return await load(url);
   } finally {
     await closeGracefully(server, 1000);
   }
@@ -366,8 +392,9 @@ class RoundTripCounter {
 }
 
 /**
- * Watches what can make a tail while the half-rate run goes: this process's event-loop delay (the
- * gateway runs in it; the load comes from a worker thread) and GC pauses, and Redis's SLOWLOG.
+ * Watches what can make a tail while the half-rate run goes: the chats' time inside the gateway, this
+ * process's event-loop delay (the gateway runs in it; the load comes from a worker thread) and GC
+ * pauses, and Redis's SLOWLOG.
  */
 async function watchTail(stats: {
   configSet(name: string, value: string): Promise<unknown>;
@@ -377,6 +404,18 @@ async function watchTail(stats: {
   await stats.sendCommand(['SLOWLOG', 'RESET']);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
+  const served = createHistogram();
+  const started = new WeakMap<object, bigint>();
+  const onStart = (message: unknown) => {
+    started.set((message as { response: object }).response, process.hrtime.bigint());
+  };
+  const onFinish = (message: unknown) => {
+    const { response } = message as { response: object };
+    const at = started.get(response);
+    if (at !== undefined) served.record(process.hrtime.bigint() - at);
+  };
+  diagnosticsChannel.subscribe('http.server.request.start', onStart);
+  diagnosticsChannel.subscribe('http.server.response.finish', onFinish);
   const pauses: number[] = [];
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) pauses.push(entry.duration);
@@ -386,6 +425,8 @@ async function watchTail(stats: {
     async stop() {
       loop.disable();
       gcObserver.disconnect();
+      diagnosticsChannel.unsubscribe('http.server.request.start', onStart);
+      diagnosticsChannel.unsubscribe('http.server.response.finish', onFinish);
       const entries = (await stats.sendCommand(['SLOWLOG', 'GET', '1000'])) as Array<
         [number, number, number, string[]]
       >;
@@ -398,6 +439,7 @@ async function watchTail(stats: {
       const ms = (nanos: number) => nanos / 1e6;
       return {
         loopDelay: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+        serverSide: { p50: ms(served.percentile(50)), p99: ms(served.percentile(99)), max: ms(served.max) },
         gc: {
           count: pauses.length,
           totalMs: pauses.reduce((a, b) => a + b, 0),
@@ -503,6 +545,7 @@ async function measureAtRate(
   headers: Record<string, string>,
   duration: number,
   rate: number,
+  reply = FAKE_REPLY,
 ): Promise<Measurement> {
   const result = await pacedLoad({
     url,
@@ -510,7 +553,7 @@ async function measureAtRate(
     rate,
     duration,
     connections: CONNECTIONS,
-    expectedBody: replyBody(FAKE_REPLY),
+    expectedBody: replyBody(reply),
   });
   const failures = Object.entries(result.failures);
   if (failures.length > 0) {
