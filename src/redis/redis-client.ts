@@ -15,6 +15,7 @@ import {
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { ManagedRedis } from './managed-redis.ts';
+import { SharedHitsCache, SharedHitsPooledCache } from './shared-hits-cache.ts';
 
 /**
  * The process's Redis: one connection to a single server (node-redis pipelines concurrent commands
@@ -331,7 +332,7 @@ function createClusterOf(seeds: string[], reconnectStrategy: (retries: number) =
   return createCluster({
     rootNodes: seeds.map((url) => ({ url })),
     RESP: 3,
-    ...(caching ? { clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES } } : {}),
+    ...(caching ? { clientSideCache: new SharedHitsPooledCache({ maxEntries: CLIENT_CACHE_ENTRIES }) } : {}),
     commandOptions: NO_COMMAND_TIMEOUT,
     topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_MS,
     defaults: {
@@ -346,7 +347,8 @@ function createClusterOf(seeds: string[], reconnectStrategy: (retries: number) =
 /**
  * RESP3, with client-side caching when `caching`: reads of rarely-changing records (chatbots,
  * sources, key owners) are answered from memory, and Redis's tracking invalidates them the moment
- * any process writes the key, so every gateway still treats Redis as the source of truth.
+ * any process writes the key, so every gateway still treats Redis as the source of truth. A hit is
+ * the cached reply itself, frozen (SharedHitsCache): callers read replies, never change them.
  */
 function createClientOf(
   endpoint: { url: string } | { socketPath: string },
@@ -357,7 +359,7 @@ function createClientOf(
   const socket = 'url' in endpoint ? timing : { path: endpoint.socketPath, ...timing };
   return createClient({
     RESP: 3,
-    ...(caching ? { clientSideCache: { maxEntries: CLIENT_CACHE_ENTRIES } } : {}),
+    ...(caching ? { clientSideCache: new SharedHitsCache({ maxEntries: CLIENT_CACHE_ENTRIES }) } : {}),
     disableOfflineQueue: true,
     commandOptions: NO_COMMAND_TIMEOUT,
     pingInterval: pingInterval(socketTimeoutMs),

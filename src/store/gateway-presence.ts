@@ -62,7 +62,7 @@ export class GatewayPresence {
    * loads (`listing chunks` before it knows the total), or `unknown` when the gateway has not said.
    */
   async searchIndexes(): Promise<Record<string, string>> {
-    const ids = (await this.ids()).sort();
+    const ids = (await this.ids()).toSorted();
     // One GET per gateway: in a Redis Cluster their keys are in different slots.
     const records = await Promise.all(ids.map((id) => this.redis.get(this.keys.gatewaySearchIndex(id))));
     return Object.fromEntries(ids.map((id, i) => [id, searchIndexView(records[i] ?? null)]));
