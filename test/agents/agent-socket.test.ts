@@ -233,6 +233,8 @@ t.test('takeover, visitor messages pushed to the agent, agent reply to the widge
     lead: null,
   });
   t.equal(openai.requests.length, calls, 'the AI does not answer');
+  // The push to the agent comes over Redis pub/sub and may arrive before the turn has handed its event on.
+  await until(() => sink.forSession(session).length >= 4, 'the second message.received');
   t.same(
     sink.forSession(session).map((e) => e.event),
     ['conversation.started', 'message.received', 'conversation.taken_over', 'message.received'],

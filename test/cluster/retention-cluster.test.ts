@@ -87,7 +87,9 @@ t.test('three gateways: each chatbot due is swept exactly once', async (t) => {
     async () => (await Promise.all(bots.map((bot) => services.conversations.count(bot.id)))).every((n) => n === 1),
     'the sweeps',
   );
-  // A second lookup of every gateway: nothing more is swept (the next sweep is an hour on).
+  // A second lookup of every gateway: nothing more is swept (the next sweep is an hour on). Which
+  // gateways did the sweeps is left to timing (all three look every 100 ms; one whose sweeps are
+  // quick can claim all nine before the others look): that each was swept once is the point.
   await new Promise((resolve) => setTimeout(resolve, 500));
   const logged = trio.flatMap(sweeps).sort((a, b) => a.chatbot_id.localeCompare(b.chatbot_id));
   t.same(
@@ -97,7 +99,6 @@ t.test('three gateways: each chatbot due is swept exactly once', async (t) => {
       .sort((a, b) => a.chatbot_id.localeCompare(b.chatbot_id)),
     'one sweep per chatbot across the three gateways',
   );
-  t.ok(trio.filter((gateway) => sweeps(gateway).length > 0).length >= 2, 'shared between them');
   for (const bot of bots) t.equal(await services.conversations.exists(bot.id, 'api-today'), true);
 });
 
