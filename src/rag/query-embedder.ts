@@ -23,6 +23,8 @@ export class QueryEmbedder implements Embedder {
     this.cache = new LRUCache<string, Float32Array>({
       maxSize: maxBytes,
       sizeCalculation: (vector, text) => vector.byteLength + 2 * text.length + 64,
+      // A question still being embedded when others push it out of the cache is answered all the same.
+      ignoreFetchAbort: true,
       fetchMethod: async (text) => {
         const [vector] = await embedder.embed([text]);
         if (!vector) throw new Error(`the ${embedder.space} embedder returned no vector`);

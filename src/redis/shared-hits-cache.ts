@@ -50,10 +50,11 @@ export function cacheKey(redisArgs: readonly (string | Buffer)[]): string {
 /** Freezes a reply made only of plain data, deeply; false (leaving it as it is) for anything else. */
 export function freezeShareable(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return true;
-  if (Object.isFrozen(value)) return true;
   const proto = Object.getPrototypeOf(value) as unknown;
-  const plain = Array.isArray(value) || proto === Object.prototype || proto === null;
-  if (!plain || !Object.values(value).every(freezeShareable)) return false;
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return false;
+  // Frozen here before, children first: shared already.
+  if (Object.isFrozen(value)) return true;
+  if (!Object.values(value).every(freezeShareable)) return false;
   Object.freeze(value);
   return true;
 }

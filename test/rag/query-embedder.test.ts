@@ -80,3 +80,25 @@ t.test('what it keeps is bounded in bytes: the least recently asked question is 
   await queries.embed(['two']);
   t.same(inner.calls, [['one'], ['two'], ['six'], ['two']], '"two" was the least recently asked when "six" came');
 });
+
+t.test('a question pushed out of the cache while it is being embedded is still answered', async (t) => {
+  const local = new LocalEmbedder();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow: Embedder = {
+    space: local.space,
+    dimensions: local.dimensions,
+    async embed(texts) {
+      if (texts[0] === 'slow one') await gate;
+      return local.embed(texts);
+    },
+  };
+  // Room for one vector: the two quick questions push the slow one's entry out while it waits.
+  const queries = new QueryEmbedder(slow, 1536 + 2 * 8 + 64);
+  const pending = queries.embed(['slow one']);
+  await queries.embed(['quick']);
+  await queries.embed(['quicker']);
+  release();
+  const [vector] = await pending;
+  t.same(Array.from(vector!), Array.from(local.embedOne('slow one')));
+});

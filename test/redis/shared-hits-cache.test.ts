@@ -88,5 +88,6 @@ t.test('what can be shared: plain data only, frozen all the way down', async (t)
   t.equal(freezeShareable(withBuffer), false);
   t.notOk(Object.isFrozen(withBuffer));
   t.equal(freezeShareable(new Map([['a', 'b']])), false);
+  t.equal(freezeShareable(Object.freeze(new Map([['a', 'b']]))), false, 'a frozen Map can still be changed');
   t.equal(freezeShareable([new Set()]), false);
 });
