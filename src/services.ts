@@ -66,7 +66,7 @@ import { RetentionSchedule } from './store/retention-schedule.ts';
 import { ErasureStore } from './store/erasure-store.ts';
 import { ConversationErasure } from './retention/conversation-erasure.ts';
 import { TransferStore } from './store/transfer-store.ts';
-import type { Embedder } from './rag/embedder.ts';
+import { QueryEmbedder, type QuestionEmbedder } from './rag/query-embedder.ts';
 
 /** The service layer shared by the HTTP API and the CLI: one implementation of every rule. */
 export interface Services {
@@ -348,13 +348,15 @@ export function createServices(
 }
 
 /**
- * The embedder of the space the gateways serve, opened when first needed (the CLI records an
+ * The question embedder of the space the gateways serve, opened when first needed (the CLI records an
  * escalation's question with it; a gateway replaces it with its served retrieval's).
  */
-function servedEmbedder(config: Config, spaces: EmbeddingSpaceStore): () => Promise<Embedder> {
-  let opened: Promise<Embedder> | undefined;
+function servedEmbedder(config: Config, spaces: EmbeddingSpaceStore): () => Promise<QuestionEmbedder> {
+  let opened: Promise<QuestionEmbedder> | undefined;
   return () =>
     (opened ??= spaces
       .active()
-      .then((served) => createEmbedder(served ? { ...config, EMBEDDINGS: served.embeddings } : config)));
+      .then(
+        (served) => new QueryEmbedder(createEmbedder(served ? { ...config, EMBEDDINGS: served.embeddings } : config)),
+      ));
 }

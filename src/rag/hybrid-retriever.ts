@@ -1,4 +1,4 @@
-import type { Embedder } from './embedder.ts';
+import type { QuestionEmbedder } from './query-embedder.ts';
 import type { Retriever, RetrievedChunk } from './retriever.ts';
 import type { HybridHit, SearchEngine } from './search-engine.ts';
 
@@ -7,12 +7,12 @@ export const CONTEXT_CHUNKS = 5;
 
 /** The retriever the conversation actor calls: embed the message, hybrid search, top passages. */
 export class HybridRetriever implements Retriever {
-  private readonly embedder: Embedder;
+  private readonly questions: QuestionEmbedder;
   private readonly engine: Pick<SearchEngine, 'search'>;
 
   /** `engine`: what answers the hybrid query (a gateway's RetrievalIndex, which waits for a chatbot's load). */
-  constructor(embedder: Embedder, engine: Pick<SearchEngine, 'search'>) {
-    this.embedder = embedder;
+  constructor(questions: QuestionEmbedder, engine: Pick<SearchEngine, 'search'>) {
+    this.questions = questions;
     this.engine = engine;
   }
 
@@ -30,7 +30,7 @@ export class HybridRetriever implements Retriever {
 
   /** The fused hits with each method's rank and score (the `retrieve` CLI command shows them). */
   async search(chatbotId: string, query: string, k: number): Promise<HybridHit[]> {
-    const [embedding] = await this.embedder.embed([query]);
-    return this.engine.search({ chatbotId, text: query, embedding: embedding!, k });
+    const embedding = await this.questions.embed(chatbotId, query);
+    return this.engine.search({ chatbotId, text: query, embedding, k });
   }
 }

@@ -99,10 +99,12 @@ export class SignalBus {
   async subscribe(handler: (signal: ReceivedSignal) => void): Promise<void> {
     // Without node-redis's maintenance notifications (Redis Enterprise's MOVING, MIGRATING …): its
     // handler stringifies every push it sees, each signal received included (2.5% of a busy gateway's
-    // CPU), and a subscriber that loses its server reconnects anyway.
+    // CPU), and a subscriber that loses its server reconnects anyway. Without the client-side cache
+    // too: a subscriber reads nothing, and the copied option is the caching client's own cache, which
+    // the subscriber's errors and reconnections would clear.
     const subscriber = isCluster(this.redis)
-      ? this.redis.duplicate()
-      : this.redis.duplicate({ maintNotifications: 'disabled' });
+      ? this.redis.duplicate({ clientSideCache: undefined })
+      : this.redis.duplicate({ maintNotifications: 'disabled', clientSideCache: undefined });
     subscriber.on('error', (error: Error) => this.logger.warn({ err: error.message }, 'signal connection error'));
     await subscriber.connect();
     const listener = (message: string) => {

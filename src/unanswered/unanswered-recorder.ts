@@ -3,7 +3,7 @@ import type { UnansweredReason } from '../contract/unanswered.ts';
 import { asksForHuman } from '../conversations/escalation-intent.ts';
 import type { Generation } from '../conversations/turn-generation.ts';
 import type { Logger } from '../logger.ts';
-import type { Embedder } from '../rag/embedder.ts';
+import type { QuestionEmbedder } from '../rag/query-embedder.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import type { RecordReply } from '../store/unanswered-scripts.ts';
 import { encodeVector, type UnansweredMatch, type UnansweredStore } from '../store/unanswered-store.ts';
@@ -74,13 +74,13 @@ export class UnansweredRecorder {
    * The embedder of the space the gateways serve. A gateway sets its served retrieval's; the CLI's
    * default opens the recorded space's embedder when first needed.
    */
-  embedder: () => Promise<Embedder>;
+  embedder: () => Promise<QuestionEmbedder>;
 
   constructor(deps: {
     store: UnansweredStore;
     conversations: Pick<ConversationStore, 'recentMessages'>;
     logger: Logger;
-    embedder: () => Promise<Embedder>;
+    embedder: () => Promise<QuestionEmbedder>;
   }) {
     this.store = deps.store;
     this.conversations = deps.conversations;
@@ -178,8 +178,8 @@ export class UnansweredRecorder {
       const embedder = await this.embedder();
       const threshold = groupingThreshold(embedder.space);
       if (threshold === undefined) return undefined;
-      const [vector] = await embedder.embed([question]);
-      return vector && { space: embedder.space, vector, threshold };
+      const vector = await embedder.embed(chatbotId, question);
+      return { space: embedder.space, vector, threshold };
     } catch (error) {
       this.logger.warn({ err: error, chatbot_id: chatbotId }, 'unanswered question not embedded: grouped by its text');
       return undefined;

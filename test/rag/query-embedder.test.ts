@@ -3,9 +3,14 @@ import type { Embedder } from '../../src/rag/embedder.ts';
 import { LocalEmbedder } from '../../src/rag/local-embedder.ts';
 import { QueryEmbedder } from '../../src/rag/query-embedder.ts';
 
+const BOT = '3f2b9c1e-0000-4000-8000-000000000001';
+const OTHER_BOT = '3f2b9c1e-0000-4000-8000-000000000002';
+const local = new LocalEmbedder();
+/** Bytes one remembered `local` question takes: its vector, its key (chatbot id, NUL, text) and 64. */
+const entryBytes = (text: string) => 1536 + 2 * (BOT.length + 1 + text.length) + 64;
+
 /** The local embedder, with every call it is given written down; texts in `failing` make a call fail. */
 function recordingEmbedder(failing = new Set<string>()): Embedder & { calls: string[][] } {
-  const local = new LocalEmbedder();
   const calls: string[][] = [];
   return {
     space: local.space,
@@ -22,67 +27,70 @@ function recordingEmbedder(failing = new Set<string>()): Embedder & { calls: str
   };
 }
 
-t.test('a question asked again is not embedded again, and gets the same vector', async (t) => {
+t.test("a chatbot's question asked again is not embedded again, and gets the same vector", async (t) => {
   const inner = recordingEmbedder();
-  const queries = new QueryEmbedder(inner);
-  t.equal(queries.space, 'local-v2-384');
-  t.equal(queries.dimensions, 384);
-  const [first] = await queries.embed(['Do you ship to Canada?']);
-  const [again] = await queries.embed(['Do you ship to Canada?']);
-  await queries.embed(['do you ship to canada']);
+  const questions = new QueryEmbedder(inner);
+  t.equal(questions.space, 'local-v2-384');
+  const first = await questions.embed(BOT, 'Do you ship to Canada?');
+  const again = await questions.embed(BOT, 'Do you ship to Canada?');
+  await questions.embed(BOT, 'do you ship to canada');
   t.same(inner.calls, [['Do you ship to Canada?'], ['do you ship to canada']], 'only an exact repeat is remembered');
   t.equal(again, first, 'the very vector');
-  t.same(Array.from(first!), Array.from(new LocalEmbedder().embedOne('Do you ship to Canada?')));
+  t.same(Array.from(first), Array.from(local.embedOne('Do you ship to Canada?')));
+});
+
+t.test("another chatbot's visitors asking the same question do not share its embedding", async (t) => {
+  // Sharing it would let anyone time a request to learn what other owners' visitors asked.
+  const inner = recordingEmbedder();
+  const questions = new QueryEmbedder(inner);
+  const mine = await questions.embed(BOT, 'Where is my order?');
+  const theirs = await questions.embed(OTHER_BOT, 'Where is my order?');
+  t.same(inner.calls, [['Where is my order?'], ['Where is my order?']]);
+  t.not(theirs, mine);
+  t.same(Array.from(theirs), Array.from(mine));
 });
 
 t.test('questions asked at once share one embedding call each', async (t) => {
   const inner = recordingEmbedder();
-  const queries = new QueryEmbedder(inner);
-  const results = await Promise.all([
-    queries.embed(['opening hours']),
-    queries.embed(['opening hours']),
-    queries.embed(['opening hours', 'returns']),
+  const questions = new QueryEmbedder(inner);
+  const [one, two, three] = await Promise.all([
+    questions.embed(BOT, 'opening hours'),
+    questions.embed(BOT, 'opening hours'),
+    questions.embed(BOT, 'returns'),
   ]);
   t.same(inner.calls, [['opening hours'], ['returns']]);
-  t.equal(results[0][0], results[1][0]);
-  t.equal(results[0][0], results[2][0]);
-  t.same(Array.from(results[2][1]!), Array.from(new LocalEmbedder().embedOne('returns')));
+  t.equal(one, two);
+  t.same(Array.from(three), Array.from(local.embedOne('returns')));
 });
 
 t.test('a failed embedding is not kept: the next request tries again', async (t) => {
   const failing = new Set(['flaky']);
   const inner = recordingEmbedder(failing);
-  const queries = new QueryEmbedder(inner);
-  await t.rejects(Promise.all([queries.embed(['flaky']), queries.embed(['flaky'])]), {
+  const questions = new QueryEmbedder(inner);
+  await t.rejects(Promise.all([questions.embed(BOT, 'flaky'), questions.embed(BOT, 'flaky')]), {
     message: 'could not embed flaky',
   });
   t.same(inner.calls, [['flaky']], 'the two requests shared the failed call');
   failing.clear();
-  const [vector] = await queries.embed(['flaky']);
-  t.same(Array.from(vector!), Array.from(new LocalEmbedder().embedOne('flaky')));
+  const vector = await questions.embed(BOT, 'flaky');
+  t.same(Array.from(vector), Array.from(local.embedOne('flaky')));
   t.same(inner.calls, [['flaky'], ['flaky']]);
 });
 
 t.test('an embedder that returns no vector is an error, not an undefined vector', async (t) => {
-  const queries = new QueryEmbedder({ space: 'empty', dimensions: 3, embed: () => Promise.resolve([]) });
-  await t.rejects(queries.embed(['anything']), { message: 'the empty embedder returned no vector' });
+  const questions = new QueryEmbedder({ space: 'empty', dimensions: 3, embed: () => Promise.resolve([]) });
+  await t.rejects(questions.embed(BOT, 'anything'), { message: 'the empty embedder returned no vector' });
 });
 
 t.test('what it keeps is bounded in bytes: the least recently asked question is let go', async (t) => {
   const inner = recordingEmbedder();
-  // Room for two 384-dimension vectors (1,536 bytes each, with their texts), not three.
-  const queries = new QueryEmbedder(inner, 2 * (1536 + 2 * 3 + 64));
-  await queries.embed(['one']);
-  await queries.embed(['two']);
-  await queries.embed(['one']);
-  await queries.embed(['six']);
-  await queries.embed(['one']);
-  await queries.embed(['two']);
+  // Room for two of these questions, not three.
+  const questions = new QueryEmbedder(inner, 2 * entryBytes('one'));
+  for (const text of ['one', 'two', 'one', 'six', 'one', 'two']) await questions.embed(BOT, text);
   t.same(inner.calls, [['one'], ['two'], ['six'], ['two']], '"two" was the least recently asked when "six" came');
 });
 
 t.test('a question pushed out of the cache while it is being embedded is still answered', async (t) => {
-  const local = new LocalEmbedder();
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const slow: Embedder = {
@@ -93,12 +101,11 @@ t.test('a question pushed out of the cache while it is being embedded is still a
       return local.embed(texts);
     },
   };
-  // Room for one vector: the two quick questions push the slow one's entry out while it waits.
-  const queries = new QueryEmbedder(slow, 1536 + 2 * 8 + 64);
-  const pending = queries.embed(['slow one']);
-  await queries.embed(['quick']);
-  await queries.embed(['quicker']);
+  // Room for one question: the two quick ones push the slow one's entry out while it waits.
+  const questions = new QueryEmbedder(slow, entryBytes('quicker'));
+  const pending = questions.embed(BOT, 'slow one');
+  await questions.embed(BOT, 'quick');
+  await questions.embed(BOT, 'quicker');
   release();
-  const [vector] = await pending;
-  t.same(Array.from(vector!), Array.from(local.embedOne('slow one')));
+  t.same(Array.from(await pending), Array.from(local.embedOne('slow one')));
 });

@@ -2,6 +2,7 @@ import t from 'tap';
 import { createLogger } from '../../src/logger.ts';
 import type { Embedder } from '../../src/rag/embedder.ts';
 import { LocalEmbedder } from '../../src/rag/local-embedder.ts';
+import { QueryEmbedder } from '../../src/rag/query-embedder.ts';
 import { chunkRelevance } from '../../src/rag/relevance-floor.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
@@ -37,7 +38,7 @@ function recorder(client = redis, embedder: Embedder = local) {
     store,
     conversations: { recentMessages: async () => [] },
     logger,
-    embedder: async () => embedder,
+    embedder: async () => new QueryEmbedder(embedder),
   });
   return { store, recorder: recording };
 }
