@@ -269,8 +269,6 @@ async function measureGateway(duration: number): Promise<GatewayFigures> {
 
       const full = await measure('gateway', url, headers, duration);
       const halfRate = Math.max(1, Math.round(full.reqPerSec / 2));
-      // The chats autocannon left in flight end before anything is counted.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
       // Redis use is counted over the half-rate run: the counter's own cost then touches no throughput
       // figure, and every chat of that run has ended when it returns, so none is counted half.
       const stats = createClient({ url: redis.url });
@@ -344,9 +342,7 @@ async function measureGrounded(
   executed.delete('info');
   const chats = llm.calls - chatsBefore;
   const unanswered = (await recordedTurns(app, chatbot.id)) - recordedBefore;
-  // The chats autocannon leaves in flight end before the gateway stops.
   const full = await measure('gateway, grounded chatbot at full load', url, headers, duration);
-  await new Promise((resolve) => setTimeout(resolve, 1000));
   return { full, half, executed, chats, unanswered };
 }
 
@@ -508,7 +504,8 @@ async function expectReply(target: string, url: string, headers: Record<string, 
 /**
  * Runs autocannon against one target, each request for the next of SESSIONS conversations (see
  * chat-request.ts). The load comes from a worker thread, so the client does not share the event loop
- * of the server it measures. Every response must be a 200 with a reply body (chat-verify.ts).
+ * of the server it measures. Every response must be a 200 with a reply body (chat-verify.ts). Returns
+ * once the requests it left in flight have ended.
  */
 async function measure(
   target: string,
@@ -527,6 +524,8 @@ async function measure(
     duration,
     workers: 1,
   });
+  // The requests autocannon left in flight end before anything else is measured or counted.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
   const statuses = Object.keys(result.statusCodeStats);
   const all200 = statuses.length === 1 && statuses[0] === '200';
   if (result.non2xx !== 0 || result.errors !== 0 || result.timeouts !== 0 || result.mismatches !== 0 || !all200) {
