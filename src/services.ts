@@ -224,6 +224,7 @@ export function createServices(
     store: unanswered,
     conversations,
     logger,
+    clock,
     embedder: servedEmbedder(config, spaces),
   });
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);

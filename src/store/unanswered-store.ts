@@ -11,7 +11,7 @@ import type { RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 import { formatTimestamp } from '../timestamp.ts';
 import { float32Bytes } from './chunk-store.ts';
-import { RECORD, RESOLVE, type RecordReply } from './unanswered-scripts.ts';
+import { RECORD, RESOLVE, type RecordOccurrenceArgs, type RecordReply } from './unanswered-scripts.ts';
 
 /** How many groups a chatbot keeps, and how much of each. */
 export interface UnansweredLimits {
@@ -96,20 +96,39 @@ export class UnansweredStore {
     this.limits = limits;
   }
 
-  /** Records an occurrence in the group `match` leads to (or a new one); `retry` to match again. */
-  async record(chatbotId: string, occurrence: UnansweredOccurrence, match: UnansweredMatch): Promise<RecordReply> {
-    const { limits } = this;
-    return RECORD.run(
-      this.redis,
-      [
-        this.keys.unansweredGroups(chatbotId),
-        this.keys.unansweredOpen(chatbotId),
-        this.keys.unansweredTexts(chatbotId),
-        this.keys.unansweredVectors(chatbotId),
-        this.keys.unansweredVersion(chatbotId),
-        this.keys.conversationUnanswered(chatbotId, occurrence.sessionId),
-      ],
-      [
+  /**
+   * Records occurrences, each in the group its `match` leads to (or a new one), in one script: a reply
+   * per occurrence, in order; `retry` to match that one again.
+   */
+  async record(
+    chatbotId: string,
+    entries: ReadonlyArray<{ occurrence: UnansweredOccurrence; match: UnansweredMatch }>,
+  ): Promise<RecordReply[]> {
+    const { keys, limits } = this;
+    const scriptKeys: [string, string, string, string, string, ...string[]] = [
+      keys.unansweredGroups(chatbotId),
+      keys.unansweredOpen(chatbotId),
+      keys.unansweredTexts(chatbotId),
+      keys.unansweredVectors(chatbotId),
+      keys.unansweredVersion(chatbotId),
+    ];
+    /** The index in KEYS (from 1, as Lua counts) of each session's hash of recorded messages. */
+    const seenIndex = new Map<string, number>();
+    const args: Array<string | number> = [limits.open, limits.examples, limits.keys];
+    /** Per question key, the index in ARGV of the first embedding sent for it: the others refer to it. */
+    const sentVector = new Map<string, number>();
+    for (const { occurrence, match } of entries) {
+      let seen = seenIndex.get(occurrence.sessionId);
+      if (seen === undefined) {
+        seen = scriptKeys.push(keys.conversationUnanswered(chatbotId, occurrence.sessionId));
+        seenIndex.set(occurrence.sessionId, seen);
+      }
+      let vector = match.vector;
+      const sent = sentVector.get(occurrence.key);
+      if (vector !== '' && sent !== undefined) vector = `=${sent}`;
+      else if (vector !== '') sentVector.set(occurrence.key, args.length + 10);
+      const values: RecordOccurrenceArgs = [
+        seen,
         occurrence.key,
         match.target,
         match.version,
@@ -118,13 +137,12 @@ export class UnansweredStore {
         occurrence.reason,
         String(occurrence.askedAt),
         occurrence.sessionId,
-        match.vector,
-        limits.open,
-        limits.examples,
-        limits.keys,
+        vector,
         match.force ? '1' : '0',
-      ],
-    );
+      ];
+      args.push(...values);
+    }
+    return RECORD.run(this.redis, scriptKeys, args as [number, number, number, ...Array<string | number>]);
   }
 
   /**

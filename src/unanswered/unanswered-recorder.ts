@@ -2,11 +2,18 @@ import pLimit from 'p-limit';
 import type { UnansweredReason } from '../contract/unanswered.ts';
 import { asksForHuman } from '../conversations/escalation-intent.ts';
 import type { Generation } from '../conversations/turn-generation.ts';
+import type { Clock, Timer } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { QuestionEmbedder } from '../rag/query-embedder.ts';
 import type { ConversationStore } from '../store/conversation-store.ts';
 import type { RecordReply } from '../store/unanswered-scripts.ts';
-import { encodeVector, type UnansweredMatch, type UnansweredStore } from '../store/unanswered-store.ts';
+import {
+  encodeVector,
+  type UnansweredCandidates,
+  type UnansweredMatch,
+  type UnansweredOccurrence,
+  type UnansweredStore,
+} from '../store/unanswered-store.ts';
 import { parseTimestamp } from '../timestamp.ts';
 import { groupingThreshold, nearestGroup } from './grouping-threshold.ts';
 import { clipQuestion, questionKey } from './question-key.ts';
@@ -16,11 +23,18 @@ const MAX_ATTEMPTS = 5;
 /** Recordings one process keeps waiting; beyond them a recording is dropped (and logged). */
 const MAX_PENDING = 1000;
 /**
- * Recordings one process runs at once. Recording is bookkeeping beside the turns: under load it waits
+ * Batches one process records at once. Recording is bookkeeping beside the turns: under load it waits
  * its turn rather than competing with visitors' turns for Redis and the event loop (run side by side by
  * the hundred, it held turns past their leases in the SIGKILL load test).
  */
 const CONCURRENCY = 2;
+/**
+ * How long a chatbot's recordings are collected before they are written, in one script, and how many
+ * at most: under load a batch costs about one Redis command per question instead of seven (each group
+ * is read and written once a batch), and the inbox is at most this much behind.
+ */
+const BATCH_MS = 50;
+const BATCH_SIZE = 50;
 /** How far back an escalation looks for the visitor's last question. */
 const ESCALATION_LOOKBACK = 50;
 
@@ -59,16 +73,23 @@ interface QuestionEmbedding {
 /**
  * Records the visitor questions a chatbot did not answer well into its inbox (UnansweredStore), from
  * any process: a turn's fallback, low-relevance or sources-only reply, a thumbs-down, an escalation.
- * Each `note…` call returns at once; the recording runs afterwards, off the visitor's turn, and its
- * failure is logged, never thrown. A question joins the open group with the same normalized text, else
- * the one whose representative's embedding is nearest (at or above the space's threshold), else a new
- * group; the store's script re-checks both, so gateways recording at once agree.
+ * Each `note…` call returns at once; the recording runs afterwards, off the visitor's turn, batched per
+ * chatbot (BATCH_MS), and its failure is logged, never thrown. A question joins the open group with
+ * the same normalized text, else the one whose representative's embedding is nearest (at or above the
+ * space's threshold), else a new group; the store's script re-checks both, so gateways recording at
+ * once agree.
  */
 export class UnansweredRecorder {
   private readonly store: UnansweredStore;
   private readonly conversations: Pick<ConversationStore, 'recentMessages'>;
   private readonly logger: Logger;
+  private readonly clock: Clock;
+  /** Work under way: batches being recorded, escalations looking for their question. */
   private readonly pending = new Set<Promise<void>>();
+  /** Per chatbot, the occurrences waiting for their batch, and the timer that will write them. */
+  private readonly batches = new Map<string, { occurrences: UnansweredOccurrence[]; timer: Timer }>();
+  /** Occurrences noted and not yet recorded (or dropped): what MAX_PENDING bounds. */
+  private waiting = 0;
   private readonly limit = pLimit(CONCURRENCY);
   /**
    * The embedder of the space the gateways serve. A gateway sets its served retrieval's; the CLI's
@@ -80,11 +101,13 @@ export class UnansweredRecorder {
     store: UnansweredStore;
     conversations: Pick<ConversationStore, 'recentMessages'>;
     logger: Logger;
+    clock: Clock;
     embedder: () => Promise<QuestionEmbedder>;
   }) {
     this.store = deps.store;
     this.conversations = deps.conversations;
     this.logger = deps.logger;
+    this.clock = deps.clock;
     this.embedder = deps.embedder;
   }
 
@@ -93,12 +116,12 @@ export class UnansweredRecorder {
     const reason = turnReason(turn.generation, turn.fallback);
     const askedAt = parseTimestamp(turn.askedAt);
     if (!reason || askedAt === undefined) return;
-    this.later(turn.chatbotId, () => this.record(turn.chatbotId, turn.sessionId, turn.question, askedAt, reason));
+    this.enqueue(turn.chatbotId, turn.sessionId, turn.question, askedAt, reason);
   }
 
   /** The visitor rated an AI reply down: the visitor message before it (stored at `askedAt`, micros). */
   noteThumbsDown(chatbotId: string, sessionId: string, question: string, askedAt: number): void {
-    this.later(chatbotId, () => this.record(chatbotId, sessionId, question, askedAt, 'thumbs_down'));
+    this.enqueue(chatbotId, sessionId, question, askedAt, 'thumbs_down');
   }
 
   /**
@@ -106,18 +129,27 @@ export class UnansweredRecorder {
    * message that only asks for a person, "talk to a human", is passed over for the one before).
    */
   noteEscalation(chatbotId: string, sessionId: string): void {
-    this.later(chatbotId, async () => {
-      const messages = await this.conversations.recentMessages(chatbotId, sessionId, ESCALATION_LOOKBACK);
-      const question = messages.findLast((message) => message.role === 'user' && !asksForHuman(message.content));
-      const askedAt = question && parseTimestamp(question.created_at);
-      if (!question || askedAt === undefined) return;
-      await this.record(chatbotId, sessionId, question.content, askedAt, 'escalated');
-    });
+    this.track(
+      chatbotId,
+      (async () => {
+        const messages = await this.conversations.recentMessages(chatbotId, sessionId, ESCALATION_LOOKBACK);
+        const question = messages.findLast((message) => message.role === 'user' && !asksForHuman(message.content));
+        const askedAt = question && parseTimestamp(question.created_at);
+        if (!question || askedAt === undefined) return;
+        this.enqueue(chatbotId, sessionId, question.content, askedAt, 'escalated');
+      })(),
+    );
   }
 
-  /** Resolves once every recording noted so far has ended (a CLI command waits for it before exiting). */
+  /**
+   * Writes every batch now and resolves once everything noted so far has been recorded (a CLI command
+   * and a stopping gateway wait for it).
+   */
   async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    while (this.pending.size > 0 || this.batches.size > 0) {
+      for (const chatbotId of [...this.batches.keys()]) this.write(chatbotId);
+      await Promise.allSettled([...this.pending]);
+    }
   }
 
   /**
@@ -131,17 +163,10 @@ export class UnansweredRecorder {
     askedAt: number,
     reason: UnansweredReason,
   ): Promise<RecordReply | undefined> {
-    const question = clipQuestion(text);
-    const key = questionKey(question);
-    // Asking for a person is not a question the sources could answer.
-    if (!key || asksForHuman(question)) return undefined;
-    const embedding = await this.embed(chatbotId, question);
-    const occurrence = { sessionId, question, key, reason, askedAt };
-    for (let attempt = 1; ; attempt++) {
-      const match = await this.match(chatbotId, embedding, attempt >= MAX_ATTEMPTS);
-      const reply = await this.store.record(chatbotId, occurrence, match);
-      if (reply[0] !== 'retry') return reply;
-    }
+    const occurrence = occurrenceOf(sessionId, text, askedAt, reason);
+    if (!occurrence) return undefined;
+    const [reply] = await this.recordAll(chatbotId, [occurrence]);
+    return reply;
   }
 
   /**
@@ -156,20 +181,56 @@ export class UnansweredRecorder {
     const question = clipQuestion(text);
     const same = await this.store.groupOfText(chatbotId, questionKey(question));
     if (same) return same;
-    const match = await this.match(chatbotId, await this.embed(chatbotId, question), true);
-    return match.target || undefined;
+    const match = await this.match(chatbotId, [await this.embed(chatbotId, question)], true);
+    return match[0]!.target || undefined;
   }
 
+  /**
+   * Records a chatbot's occurrences in one script per attempt: those whose match went stale meanwhile
+   * (`retry`) are matched again, and on the last attempt take whatever group they match.
+   */
+  private async recordAll(chatbotId: string, occurrences: UnansweredOccurrence[]): Promise<RecordReply[]> {
+    const embeddings = await Promise.all(occurrences.map((occurrence) => this.embed(chatbotId, occurrence.question)));
+    const replies: RecordReply[] = [];
+    let left = occurrences.map((_, i) => i);
+    for (let attempt = 1; left.length > 0; attempt++) {
+      const matches = await this.match(
+        chatbotId,
+        left.map((i) => embeddings[i]),
+        attempt >= MAX_ATTEMPTS,
+      );
+      const got = await this.store.record(
+        chatbotId,
+        left.map((i, j) => ({ occurrence: occurrences[i]!, match: matches[j]! })),
+      );
+      const again: number[] = [];
+      got.forEach((reply, j) => {
+        if (reply[0] === 'retry') again.push(left[j]!);
+        else replies[left[j]!] = reply;
+      });
+      left = again;
+    }
+    return replies;
+  }
+
+  /** Each embedding's match among the open groups, all against one reading of their embeddings. */
   private async match(
     chatbotId: string,
-    embedding: QuestionEmbedding | undefined,
+    embeddings: Array<QuestionEmbedding | undefined>,
     force: boolean,
-  ): Promise<UnansweredMatch> {
-    if (!embedding) return { target: '', version: '', vector: '', force };
-    const { space, vector, threshold } = embedding;
-    const candidates = await this.store.candidates(chatbotId, space);
-    const target = nearestGroup(vector, candidates.vectors, threshold) ?? '';
-    return { target, version: candidates.version, vector: encodeVector(space, vector), force };
+  ): Promise<UnansweredMatch[]> {
+    const read = new Map<string, Promise<UnansweredCandidates>>();
+    return Promise.all(
+      embeddings.map(async (embedding) => {
+        if (!embedding) return { target: '', version: '', vector: '', force };
+        const { space, vector, threshold } = embedding;
+        let candidates = read.get(space);
+        if (!candidates) read.set(space, (candidates = this.store.candidates(chatbotId, space)));
+        const { version, vectors } = await candidates;
+        const target = nearestGroup(vector, vectors, threshold) ?? '';
+        return { target, version, vector: encodeVector(space, vector), force };
+      }),
+    );
   }
 
   /** The question's embedding where its space has a grouping threshold; none when embedding fails. */
@@ -186,20 +247,59 @@ export class UnansweredRecorder {
     }
   }
 
-  private later(chatbotId: string, work: () => Promise<unknown>): void {
-    if (this.pending.size >= MAX_PENDING) {
+  /** Adds an occurrence to its chatbot's batch, written BATCH_MS after the batch began or once full. */
+  private enqueue(chatbotId: string, sessionId: string, text: string, askedAt: number, reason: UnansweredReason) {
+    const occurrence = occurrenceOf(sessionId, text, askedAt, reason);
+    if (!occurrence) return;
+    if (this.waiting >= MAX_PENDING) {
       this.logger.warn({ chatbot_id: chatbotId }, 'unanswered question not recorded: too many recordings under way');
       return;
     }
-    // After the caller's own I/O of this round (a turn goes on to deliver its reply first), and a few
-    // at a time.
-    const running: Promise<void> = new Promise((resolve) => setImmediate(resolve))
-      .then(() => this.limit(work))
+    this.waiting += 1;
+    let batch = this.batches.get(chatbotId);
+    if (!batch) {
+      batch = { occurrences: [], timer: this.clock.setTimeout(() => this.write(chatbotId), BATCH_MS) };
+      this.batches.set(chatbotId, batch);
+    }
+    batch.occurrences.push(occurrence);
+    if (batch.occurrences.length >= BATCH_SIZE) this.write(chatbotId);
+  }
+
+  /** Starts writing a chatbot's batch (a few batches at a time). */
+  private write(chatbotId: string): void {
+    const batch = this.batches.get(chatbotId);
+    if (!batch) return;
+    this.batches.delete(chatbotId);
+    this.clock.clearTimer(batch.timer);
+    const { occurrences } = batch;
+    const recorded = this.limit(() => this.recordAll(chatbotId, occurrences)).finally(() => {
+      this.waiting -= occurrences.length;
+    });
+    this.track(chatbotId, recorded, occurrences.length);
+  }
+
+  /** Keeps `work` for settled(), and logs its failure. */
+  private track(chatbotId: string, work: Promise<unknown>, questions?: number): void {
+    const running: Promise<void> = work
       .then(() => undefined)
       .catch((error: unknown) => {
-        this.logger.error({ err: error, chatbot_id: chatbotId }, 'could not record an unanswered question');
+        this.logger.error({ err: error, chatbot_id: chatbotId, questions }, 'could not record an unanswered question');
       })
       .finally(() => this.pending.delete(running));
     this.pending.add(running);
   }
+}
+
+/** An occurrence as recorded: undefined for a message with no words, or one that only asks for a person. */
+function occurrenceOf(
+  sessionId: string,
+  text: string,
+  askedAt: number,
+  reason: UnansweredReason,
+): UnansweredOccurrence | undefined {
+  const question = clipQuestion(text);
+  const key = questionKey(question);
+  // Asking for a person is not a question the sources could answer.
+  if (!key || asksForHuman(question)) return undefined;
+  return { sessionId, question, key, reason, askedAt };
 }

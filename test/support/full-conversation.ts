@@ -55,17 +55,18 @@ export async function fullConversation(
     content: 'cut short',
     discard: true,
   });
-  await s.unanswered.record(
-    chatbot.id,
+  await s.unanswered.record(chatbot.id, [
     {
-      sessionId,
-      question: 'And to Iceland?',
-      key: 'and to iceland',
-      reason: 'fallback',
-      askedAt: parseTimestamp(failed.createdAt)!,
+      occurrence: {
+        sessionId,
+        question: 'And to Iceland?',
+        key: 'and to iceland',
+        reason: 'fallback',
+        askedAt: parseTimestamp(failed.createdAt)!,
+      },
+      match: { target: '', version: '', vector: '', force: true },
     },
-    { target: '', version: '', vector: '', force: true },
-  );
+  ]);
   await s.conversations.escalate(chatbot.id, sessionId);
   await s.conversations.takeOver(chatbot.id, sessionId, 'Maria');
   await s.conversations.appendAgentReply(chatbot.id, sessionId, 'Maria', 'Hi, Maria here.', {

@@ -14,6 +14,7 @@ import type { TurnMetrics } from '../../src/metrics/turn-metrics.ts';
 import { connectedRedis } from '../support/connected-redis.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
+import { until } from '../support/until.ts';
 
 const { server, redis } = await connectedRedis(t);
 const keys = new RedisKeys('sb:');
@@ -22,22 +23,26 @@ const local = new LocalEmbedder();
 const logs = new LogCapture();
 const logger = createLogger('info', logs);
 
-/** Scripts that answered `retry` (a writer matched against embeddings that changed meanwhile). */
+/** Occurrences that RECORD answered `retry` (a writer matched against embeddings that changed meanwhile). */
 let retries = 0;
+/** RECORD scripts run. */
+let scripts = 0;
 
 /** A gateway's recorder: its own store (and cache of embeddings) over the given client. */
 function recorder(client = redis, embedder: Embedder = local) {
   const store = new UnansweredStore(client, keys, clock);
   const record = store.record.bind(store);
   store.record = async (...args) => {
-    const reply = await record(...args);
-    if (reply[0] === 'retry') retries += 1;
-    return reply;
+    const replies = await record(...args);
+    scripts += 1;
+    retries += replies.filter((reply) => reply[0] === 'retry').length;
+    return replies;
   };
   const recording = new UnansweredRecorder({
     store,
     conversations: { recentMessages: async () => [] },
     logger,
+    clock,
     embedder: async () => new QueryEmbedder(embedder),
   });
   return { store, recorder: recording };
@@ -302,4 +307,19 @@ t.test('note… calls return at once; settled() waits for what they started', as
     [group!.count, group!.reasons, group!.last_seen_at],
     [2, { thumbs_down: 1, sources_only: 1 }, '2027-01-15T09:00:00.000000+00:00'],
   );
+});
+
+t.test("a chatbot's noted questions are written together: after 50 ms, or at once when 50 wait", async (t) => {
+  const bot = crypto.randomUUID();
+  const count = async () => (await store.list(bot, 'open'))[0]?.count ?? 0;
+  const before = scripts;
+  for (let i = 0; i < 3; i++) gateway.noteThumbsDown(bot, `embed-${i}`, 'Do you sell gift cards?', at());
+  await clock.advance(49);
+  t.equal(await count(), 0, 'nothing written before 50 ms');
+  await clock.advance(1);
+  await until(async () => (await count()) === 3, 'the batch written');
+  t.equal(scripts - before, 1, 'in one script');
+  for (let i = 0; i < 50; i++) gateway.noteThumbsDown(bot, `embed-${i}`, 'Do you sell gift cards?', at());
+  await until(async () => (await count()) === 53, 'the full batch written');
+  t.equal(scripts - before, 2, 'in one script, the clock standing still');
 });
