@@ -20,10 +20,10 @@ import { clipQuestion, questionKey } from './question-key.ts';
 
 /** Matching attempts before a recording takes whatever group the last match found. */
 const MAX_ATTEMPTS = 5;
-/** Recordings one process keeps waiting; beyond them a recording is dropped (and logged). */
+/** Questions (and escalations to look up) one process keeps waiting; beyond them one is dropped (and logged). */
 const MAX_PENDING = 1000;
 /**
- * Batches one process records at once. Recording is bookkeeping beside the turns: under load it waits
+ * Batches (and escalation lookups) one process runs at once. Recording is bookkeeping beside the turns: under load it waits
  * its turn rather than competing with visitors' turns for Redis and the event loop (run side by side by
  * the hundred, it held turns past their leases in the SIGKILL load test).
  */
@@ -88,7 +88,7 @@ export class UnansweredRecorder {
   private readonly pending = new Set<Promise<void>>();
   /** Per chatbot, the occurrences waiting for their batch, and the timer that will write them. */
   private readonly batches = new Map<string, { occurrences: UnansweredOccurrence[]; timer: Timer }>();
-  /** Occurrences noted and not yet recorded (or dropped): what MAX_PENDING bounds. */
+  /** Occurrences noted and not yet recorded, and escalations not yet looked up: what MAX_PENDING bounds. */
   private waiting = 0;
   private readonly limit = pLimit(CONCURRENCY);
   /**
@@ -129,16 +129,18 @@ export class UnansweredRecorder {
    * message that only asks for a person, "talk to a human", is passed over for the one before).
    */
   noteEscalation(chatbotId: string, sessionId: string): void {
-    this.track(
-      chatbotId,
-      (async () => {
-        const messages = await this.conversations.recentMessages(chatbotId, sessionId, ESCALATION_LOOKBACK);
-        const question = messages.findLast((message) => message.role === 'user' && !asksForHuman(message.content));
-        const askedAt = question && parseTimestamp(question.created_at);
-        if (!question || askedAt === undefined) return;
-        this.enqueue(chatbotId, sessionId, question.content, askedAt, 'escalated');
-      })(),
-    );
+    if (!this.reserve(chatbotId)) return;
+    // Looked up a few at a time, like the batches, and counted among what waits until then.
+    const lookup = this.limit(async () => {
+      const messages = await this.conversations.recentMessages(chatbotId, sessionId, ESCALATION_LOOKBACK);
+      const question = messages.findLast((message) => message.role === 'user' && !asksForHuman(message.content));
+      const askedAt = question && parseTimestamp(question.created_at);
+      if (!question || askedAt === undefined) return;
+      this.enqueue(chatbotId, sessionId, question.content, askedAt, 'escalated');
+    }).finally(() => {
+      this.waiting -= 1;
+    });
+    this.track(chatbotId, lookup);
   }
 
   /**
@@ -250,12 +252,7 @@ export class UnansweredRecorder {
   /** Adds an occurrence to its chatbot's batch, written BATCH_MS after the batch began or once full. */
   private enqueue(chatbotId: string, sessionId: string, text: string, askedAt: number, reason: UnansweredReason) {
     const occurrence = occurrenceOf(sessionId, text, askedAt, reason);
-    if (!occurrence) return;
-    if (this.waiting >= MAX_PENDING) {
-      this.logger.warn({ chatbot_id: chatbotId }, 'unanswered question not recorded: too many recordings under way');
-      return;
-    }
-    this.waiting += 1;
+    if (!occurrence || !this.reserve(chatbotId)) return;
     let batch = this.batches.get(chatbotId);
     if (!batch) {
       batch = { occurrences: [], timer: this.clock.setTimeout(() => this.write(chatbotId), BATCH_MS) };
@@ -263,6 +260,16 @@ export class UnansweredRecorder {
     }
     batch.occurrences.push(occurrence);
     if (batch.occurrences.length >= BATCH_SIZE) this.write(chatbotId);
+  }
+
+  /** Counts one more thing waiting, unless MAX_PENDING are: then it is dropped, and said so. */
+  private reserve(chatbotId: string): boolean {
+    if (this.waiting >= MAX_PENDING) {
+      this.logger.warn({ chatbot_id: chatbotId }, 'unanswered question not recorded: too many recordings under way');
+      return false;
+    }
+    this.waiting += 1;
+    return true;
   }
 
   /** Starts writing a chatbot's batch (a few batches at a time). */

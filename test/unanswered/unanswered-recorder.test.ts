@@ -323,3 +323,18 @@ t.test("a chatbot's noted questions are written together: after 50 ms, or at onc
   await until(async () => (await count()) === 53, 'the full batch written');
   t.equal(scripts - before, 2, 'in one script, the clock standing still');
 });
+
+t.test('beyond 1,000 questions waiting in a process, the next is dropped and said so', async (t) => {
+  const bot = crypto.randomUUID();
+  const before = logs.lines.length;
+  for (let i = 0; i < 1001; i++) gateway.noteThumbsDown(bot, `embed-${i}`, 'Can I return a gift?', at());
+  await gateway.settled();
+  t.equal((await store.list(bot, 'open'))[0]?.count, 1000);
+  t.same(
+    logs.lines.slice(before).map(({ level, msg, chatbot_id }) => ({ level, msg, chatbot_id })),
+    [{ level: 40, msg: 'unanswered question not recorded: too many recordings under way', chatbot_id: bot }],
+  );
+  gateway.noteThumbsDown(bot, 'embed-late', 'Can I return a gift?', at());
+  await gateway.settled();
+  t.equal((await store.list(bot, 'open'))[0]?.count, 1001, 'room again once they are written');
+});
