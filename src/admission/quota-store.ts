@@ -3,31 +3,25 @@ import { LuaScript } from '../redis/lua-script.ts';
 import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
-// Reading the plan, comparing and counting in one script makes the quota exact under any race; the
-// day counter (the dashboard's chart) is counted in the same call, so it costs no extra round trip.
-// Returns 1 when counted, 0 when the month's quota is used up, -1 for an unknown account or plan.
+// Counting and comparing in one script makes the quota exact under any race; the day counter (the
+// dashboard's chart) is counted in the same call, so it costs no extra round trip. The caller gives the
+// limit of the account's plan, read through the client-side cache (see QuotaStore.consume).
+// Returns 1 when counted, 0 when the month's quota is used up.
 const CONSUME = new LuaScript<{
-  keys: [user: string, monthCounter: string, dayCounter: string];
-  args: [monthTtlSeconds: number, dayTtlSeconds: number, ...planLimitPairs: Array<string | number>];
-  reply: -1 | 0 | 1;
+  keys: [monthCounter: string, dayCounter: string];
+  args: [limit: number, monthTtlSeconds: number, dayTtlSeconds: number];
+  reply: 0 | 1;
 }>(
   `
-local plan = redis.call('HGET', KEYS[1], 'plan')
-if not plan then return -1 end
-local limit = nil
-for i = 3, #ARGV, 2 do
-  if ARGV[i] == plan then limit = tonumber(ARGV[i + 1]) end
-end
-if limit == nil then return -1 end
 -- Counted first and given back when over the limit: a message within it costs no read. A counter gets
 -- its lifetime when this script creates it (every counter is created here).
-local used = redis.call('INCR', KEYS[2])
-if used == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
-if used > limit then
-  redis.call('DECR', KEYS[2])
+local used = redis.call('INCR', KEYS[1])
+if used == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+if used > tonumber(ARGV[1]) then
+  redis.call('DECR', KEYS[1])
   return 0
 end
-if redis.call('INCR', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[2]) end
+if redis.call('INCR', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
 return 1
 `,
   { plain: true },
@@ -72,14 +66,19 @@ export class QuotaStore {
     this.quotas = quotas;
   }
 
-  /** Counts one user message if the account's plan still allows one this month. */
+  /**
+   * Counts one user message if the account's plan still allows one this month. The plan is read
+   * through the client-side cache (it changes only when an operator changes it, and Redis then tells
+   * every gateway's cache), so a message costs the script alone: a new plan's limit applies from the
+   * next message a gateway counts after it heard of the change. Counting and comparing are one step in
+   * Redis, so no more messages are counted than the limit, whatever runs at once.
+   */
   async consume(userId: string): Promise<QuotaDecision> {
-    const reply = await CONSUME.run(
-      this.redis,
-      [this.keys.user(userId), ...this.counters(userId)],
-      [MONTH_TTL_SECONDS, DAY_TTL_SECONDS, ...Object.entries(this.quotas).flat()],
-    );
-    return reply === 1 ? 'counted' : reply === 0 ? 'exhausted' : 'unknown-account';
+    const plan = await this.redis.hGet(this.keys.user(userId), 'plan');
+    const limit = plan !== null && Object.hasOwn(this.quotas, plan) ? this.quotas[plan] : undefined;
+    if (limit === undefined) return 'unknown-account';
+    const reply = await CONSUME.run(this.redis, this.counters(userId), [limit, MONTH_TTL_SECONDS, DAY_TTL_SECONDS]);
+    return reply === 1 ? 'counted' : 'exhausted';
   }
 
   /** Gives back a message counted for a turn that was then refused. */
