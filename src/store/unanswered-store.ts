@@ -114,7 +114,7 @@ export class UnansweredStore {
     ];
     /** The index in KEYS (from 1, as Lua counts) of each session's hash of recorded messages. */
     const seenIndex = new Map<string, number>();
-    const args: Array<string | number> = [limits.open, limits.examples, limits.keys];
+    const args: [number, number, number, ...Array<string | number>] = [limits.open, limits.examples, limits.keys];
     /** Per question key, the index in ARGV of the first embedding sent for it: the others refer to it. */
     const sentVector = new Map<string, number>();
     for (const { occurrence, match } of entries) {
@@ -142,7 +142,7 @@ export class UnansweredStore {
       ];
       args.push(...values);
     }
-    return RECORD.run(this.redis, scriptKeys, args as [number, number, number, ...Array<string | number>]);
+    return RECORD.run(this.redis, scriptKeys, args);
   }
 
   /**

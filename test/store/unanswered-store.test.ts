@@ -270,3 +270,39 @@ t.test('a batch asking one question reads and writes its group once: one command
   t.same(delta, { evalsha: 1, hsetnx: 20, hget: 2, hset: 1, zadd: 1 });
   t.same([(await store.get(bot, id)).count, (await store.get(bot, id)).last_seen_at], [21, formatTimestamp(asked)]);
 });
+
+t.test("a text's embedding is sent once a batch, and a group created from a later copy keeps it", async (t) => {
+  const bot = crypto.randomUUID();
+  const entry = (question: string, vector: string) => {
+    asked += 1_000_000;
+    return {
+      occurrence: {
+        sessionId: `embed-${asked}`,
+        question,
+        key: questionKey(question),
+        reason: 'fallback' as const,
+        askedAt: asked,
+      },
+      match: { target: '', version: '', vector, force: true },
+    };
+  };
+  // Three open groups at most: the first question's group is dropped by the next three, and its text,
+  // asked again, makes a new group with the embedding sent with the first copy.
+  const replies = await store.record(bot, [
+    entry('Do you ship to Canada?', 'test first'),
+    entry('Is there a student discount?', 'test a'),
+    entry('Can I pay with PayPal?', 'test b'),
+    entry('Where is my order?', 'test c'),
+    entry('do you ship to canada', 'test second'),
+  ]);
+  t.same(
+    replies.map((reply) => reply[0]),
+    ['created', 'created', 'created', 'created', 'created'],
+  );
+  const created = replies[4]![1]!;
+  t.equal(await redis.hGet(keys.unansweredVectors(bot), created), 'test first');
+  t.same(
+    (await store.list(bot, 'open')).map((group) => group.question),
+    ['do you ship to canada', 'Where is my order?', 'Can I pay with PayPal?'],
+  );
+});
