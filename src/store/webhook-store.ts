@@ -77,7 +77,7 @@ export class WebhookStore {
 
   /** The active webhooks of a chatbot that selected `event`. */
   async subscribers(chatbotId: string, event: EventName): Promise<Webhook[]> {
-    return (await this.listForChatbot(chatbotId)).filter((hook) => hook.active && hook.events.includes(event));
+    return (await this.listForChatbot(chatbotId)).filter((hook) => delivers(hook, event));
   }
 
   async get(webhookId: string): Promise<Webhook> {
@@ -145,4 +145,9 @@ function signedWith(
     active,
     created_at,
   };
+}
+
+/** Whether the webhook is delivered `event`: it is active and selected it. */
+export function delivers(hook: Webhook, event: EventName): boolean {
+  return hook.active && hook.events.includes(event);
 }

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { EventName } from '../contract/webhook.ts';
 import type { EventSink, WebhookEvent } from './webhook-event.ts';
 import type { DeliveryStore } from '../store/delivery-store.ts';
-import type { WebhookStore } from '../store/webhook-store.ts';
+import { delivers, type WebhookStore } from '../store/webhook-store.ts';
 import type { Webhook } from './webhook.ts';
 
 /**
@@ -35,7 +35,7 @@ export class WebhookOutbox implements EventSink {
   /** Whether an active webhook of the chatbot selected any of `events` (read through the client cache). */
   async listens(chatbotId: string, events: readonly EventName[]): Promise<boolean> {
     const hooks = await this.webhooks.listForChatbot(chatbotId);
-    return hooks.some((hook) => hook.active && events.some((event) => hook.events.includes(event)));
+    return hooks.some((hook) => events.some((event) => delivers(hook, event)));
   }
 
   /**
