@@ -307,7 +307,9 @@ t.test('the CLI: create, list, rotate-secret, deliveries, redeliver, delete', as
   const rotated = JSON.parse((await runCli(['webhook', 'rotate-secret', '--webhook', hook.id], cliEnv)).stdout);
   t.not(rotated.secret, hook.secret);
   receiver.secrets = [rotated.secret];
-  receiver.answer = () => ({ status: 200 });
+  // Answered a while after the attempt starts, so that the delivery the CLI reads back right after
+  // requeueing it is still pending, however soon the gateway's dispatcher takes it.
+  receiver.answer = () => ({ status: 200, delayMs: 300 });
   const redelivered = await runCli(['webhook', 'redeliver', '--delivery', deliveries[0].id], cliEnv);
   t.equal(JSON.parse(redelivered.stdout).status, 'pending');
   const after = await until(async () => {
