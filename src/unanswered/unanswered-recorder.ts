@@ -10,7 +10,6 @@ import type { RecordReply } from '../store/unanswered-scripts.ts';
 import {
   encodeVector,
   type UnansweredCandidates,
-  type UnansweredMatch,
   type UnansweredOccurrence,
   type UnansweredStore,
 } from '../store/unanswered-store.ts';
@@ -183,8 +182,8 @@ export class UnansweredRecorder {
     const question = clipQuestion(text);
     const same = await this.store.groupOfText(chatbotId, questionKey(question));
     if (same) return same;
-    const match = await this.match(chatbotId, [await this.embed(chatbotId, question)], true);
-    return match[0]!.target || undefined;
+    const [target] = await this.nearest(chatbotId, [await this.embed(chatbotId, question)]);
+    return target!.group || undefined;
   }
 
   /**
@@ -193,17 +192,28 @@ export class UnansweredRecorder {
    */
   private async recordAll(chatbotId: string, occurrences: UnansweredOccurrence[]): Promise<RecordReply[]> {
     const embeddings = await Promise.all(occurrences.map((occurrence) => this.embed(chatbotId, occurrence.question)));
+    // As stored, once per vector: a question asked again is the same vector (QueryEmbedder's).
+    const encoded = new Map<Float32Array, string>();
+    const stored = embeddings.map((embedding) => {
+      if (!embedding) return '';
+      const { space, vector } = embedding;
+      if (!encoded.has(vector)) encoded.set(vector, encodeVector(space, vector));
+      return encoded.get(vector)!;
+    });
     const replies: RecordReply[] = [];
     let left = occurrences.map((_, i) => i);
     for (let attempt = 1; left.length > 0; attempt++) {
-      const matches = await this.match(
+      const force = attempt >= MAX_ATTEMPTS;
+      const nearest = await this.nearest(
         chatbotId,
         left.map((i) => embeddings[i]),
-        attempt >= MAX_ATTEMPTS,
       );
       const got = await this.store.record(
         chatbotId,
-        left.map((i, j) => ({ occurrence: occurrences[i]!, match: matches[j]! })),
+        left.map((i, j) => ({
+          occurrence: occurrences[i]!,
+          match: { target: nearest[j]!.group, version: nearest[j]!.version, vector: stored[i]!, force },
+        })),
       );
       const again: number[] = [];
       got.forEach((reply, j) => {
@@ -215,22 +225,23 @@ export class UnansweredRecorder {
     return replies;
   }
 
-  /** Each embedding's match among the open groups, all against one reading of their embeddings. */
-  private async match(
+  /**
+   * Each embedding's nearest open group ('' when none is near enough) and the version of the groups'
+   * embeddings it was found among ('' without an embedding), all against one reading of them.
+   */
+  private async nearest(
     chatbotId: string,
     embeddings: Array<QuestionEmbedding | undefined>,
-    force: boolean,
-  ): Promise<UnansweredMatch[]> {
+  ): Promise<Array<{ group: string; version: string }>> {
     const read = new Map<string, Promise<UnansweredCandidates>>();
     return Promise.all(
       embeddings.map(async (embedding) => {
-        if (!embedding) return { target: '', version: '', vector: '', force };
+        if (!embedding) return { group: '', version: '' };
         const { space, vector, threshold } = embedding;
         let candidates = read.get(space);
         if (!candidates) read.set(space, (candidates = this.store.candidates(chatbotId, space)));
         const { version, vectors } = await candidates;
-        const target = nearestGroup(vector, vectors, threshold) ?? '';
-        return { target, version, vector: encodeVector(space, vector), force };
+        return { group: nearestGroup(vector, vectors, threshold) ?? '', version };
       }),
     );
   }

@@ -4,6 +4,7 @@ import { QuotaStore } from '../../src/admission/quota-store.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
 import { connectRedis } from '../../src/redis/redis-client.ts';
 import { createLogger } from '../../src/logger.ts';
+import { commandsExecutedDuring } from '../support/commands-executed.ts';
 import { connectedRedis } from '../support/connected-redis.ts';
 import { until } from '../support/until.ts';
 
@@ -29,14 +30,6 @@ t.test('quotas are per calendar month in UTC', async (t) => {
   t.equal(await quota.consume(crypto.randomUUID()), 'unknown-account');
 });
 
-/** Commands Redis has executed so far, by name (scripts' included). */
-async function executed(): Promise<Map<string, number>> {
-  const info = String(await redis.info('commandstats'));
-  return new Map(
-    [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, name, calls]) => [name!, Number(calls)]),
-  );
-}
-
 t.test('gateways counting at once never count past the limit', async (t) => {
   const clock = { nowMicros: () => Date.UTC(2026, 10, 15) * 1000 };
   const accounts = new AccountStore(redis, keys, clock, ['free']);
@@ -60,14 +53,7 @@ t.test('the plan is read through the cache: a message costs the script, and a ne
   const quota = new QuotaStore(redis, keys, clock, { free: 2, scale: 10 });
   const user = await accounts.create('plan@example.com', 'free');
   t.equal(await quota.consume(user.id), 'counted');
-  const before = await executed();
-  t.equal(await quota.consume(user.id), 'counted');
-  const after = await executed();
-  const delta = Object.fromEntries(
-    [...after]
-      .map(([name, calls]) => [name, calls - (before.get(name) ?? 0)] as const)
-      .filter(([name, calls]) => calls !== 0 && name !== 'info'),
-  );
+  const delta = await commandsExecutedDuring(redis, async () => t.equal(await quota.consume(user.id), 'counted'));
   t.same(delta, { evalsha: 1, incr: 2 }, 'no read of the plan');
   t.equal(await quota.consume(user.id), 'exhausted');
   // The operator changes the plan from another process (the CLI).

@@ -4,6 +4,7 @@ import { UnansweredStore } from '../../src/store/unanswered-store.ts';
 import type { UnansweredReason } from '../../src/contract/unanswered.ts';
 import { questionKey } from '../../src/unanswered/question-key.ts';
 import { formatTimestamp } from '../../src/timestamp.ts';
+import { commandsExecutedDuring } from '../support/commands-executed.ts';
 import { connectedRedis } from '../support/connected-redis.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
 
@@ -231,18 +232,9 @@ t.test('a batch records each occurrence as if alone, in order, dropping groups b
   ]);
 });
 
-/** Commands Redis has executed so far, by name (scripts' included). */
-async function executed(): Promise<Map<string, number>> {
-  const info = String(await redis.info('commandstats'));
-  return new Map(
-    [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, name, calls]) => [name!, Number(calls)]),
-  );
-}
-
 t.test('a batch asking one question reads and writes its group once: one command more per question', async (t) => {
   const bot = crypto.randomUUID();
   const id = await ask(bot, 'What are your opening hours?');
-  const before = await executed();
   const occurrences = Array.from({ length: 20 }, () => {
     asked += 1_000_000;
     return {
@@ -256,16 +248,11 @@ t.test('a batch asking one question reads and writes its group once: one command
       match: { target: '', version: '', vector: '', force: false },
     };
   });
-  const replies = await store.record(bot, occurrences);
-  t.same(
-    replies,
-    Array.from({ length: 20 }, () => ['joined', id]),
-  );
-  const after = await executed();
-  const delta = Object.fromEntries(
-    [...after]
-      .map(([name, calls]) => [name, calls - (before.get(name) ?? 0)])
-      .filter(([name, calls]) => calls !== 0 && name !== 'info'),
+  const delta = await commandsExecutedDuring(redis, async () =>
+    t.same(
+      await store.record(bot, occurrences),
+      Array.from({ length: 20 }, () => ['joined', id]),
+    ),
   );
   t.same(delta, { evalsha: 1, hsetnx: 20, hget: 2, hset: 1, zadd: 1 });
   t.same([(await store.get(bot, id)).count, (await store.get(bot, id)).last_seen_at], [21, formatTimestamp(asked)]);
