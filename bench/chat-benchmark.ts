@@ -5,8 +5,9 @@
  * The load is spread over 1,000 conversations. Measured against a bare restify POST route that
  * reads a JSON body, under the same load; then the gateway again at half its measured peak rate,
  * for the latency a gateway sees when it is busy but not saturated (and the bare route at that rate,
- * for the tail the machine and the load generator make alone); and the Redis round trips each chat
- * costs.
+ * for the tail the machine and the load generator make alone, and at half its own peak rate, for the
+ * tail this machine gives a trivial route at the same utilization); and the Redis round trips each
+ * chat costs.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -51,6 +52,8 @@ interface Measurement {
   p50Ms: number;
   p99Ms: number;
   responses: number;
+  /** A paced run's load generator: p99 of how late it sent, and of its wait for a free connection (ms). */
+  generator?: { sentLateP99Ms: number; connectionWaitP99Ms: number };
 }
 
 /** What Redis did for the chats of the half-rate run. */
@@ -78,6 +81,8 @@ interface TailCauses {
   gc: { count: number; totalMs: number; maxMs: number };
   /** Commands Redis logged as slower than SLOWLOG_MICROS: how many, and by command (scripts by SHA1 prefix). */
   slow: { count: number; byCommand: string };
+  /** The gateway's Redis round trips (ms), from a command's send to its reply's handling. */
+  roundTrip: { p50: number; p99: number; max: number };
 }
 
 interface GatewayFigures {
@@ -115,6 +120,8 @@ export async function run(): Promise<number> {
   let gateway: GatewayFigures;
   /** The bare route at the gateway's half rate: the tail of this machine and load generator alone. */
   let baselineHalf: Measurement;
+  /** The bare route at half its own peak: the tail this machine gives a trivial route at the same utilization. */
+  let baselineOwnHalf: Measurement;
   try {
     baseline = await withBaseline((url) => measure('baseline', url, {}, duration));
     gateway = await measureGateway(duration);
@@ -122,12 +129,16 @@ export async function run(): Promise<number> {
     baselineHalf = await withBaseline((url) =>
       measureAtRate('baseline at half rate', url, {}, duration, halfRate, BASELINE_REPLY),
     );
+    const ownHalfRate = Math.max(1, Math.round(baseline.reqPerSec / 2));
+    baselineOwnHalf = await withBaseline((url) =>
+      measureAtRate('baseline at half its own peak', url, {}, duration, ownHalfRate, BASELINE_REPLY),
+    );
   } catch (error) {
     if (!(error instanceof UnexpectedResponses)) throw error;
     console.error(`bench: ${error.message}`);
     return 1;
   }
-  printReport(baseline, baselineHalf, gateway, duration, machine);
+  printReport(baseline, baselineHalf, baselineOwnHalf, gateway, duration, machine);
   return 0;
 }
 
@@ -135,6 +146,7 @@ export async function run(): Promise<number> {
 function printReport(
   baseline: Measurement,
   baselineHalf: Measurement,
+  baselineOwnHalf: Measurement,
   gateway: GatewayFigures,
   duration: number,
   machine: string,
@@ -150,12 +162,14 @@ function printReport(
   console.log(row('gateway, full load', ...figures(gateway.full)));
   console.log(row(`gateway at ${gateway.halfRate} req/s (half)`, ...figures(gateway.half)));
   console.log(row(`baseline at ${gateway.halfRate} req/s`, ...figures(baselineHalf)));
+  console.log(row(`baseline at ${baselineOwnHalf.reqPerSec.toFixed(0)} req/s (its half)`, ...figures(baselineOwnHalf)));
   console.log(
     `ratio gateway/baseline: ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO}: ${verdict(ratio >= TARGET_RATIO)})`,
   );
   console.log(
     `p99 at half the peak rate: ${gateway.half.p99Ms.toFixed(1)} ms ` +
-      `(target ≤ ${TARGET_HALF_RATE_P99_MS} ms: ${verdict(gateway.half.p99Ms <= TARGET_HALF_RATE_P99_MS)})`,
+      `(target ≤ ${TARGET_HALF_RATE_P99_MS} ms: ${verdict(gateway.half.p99Ms <= TARGET_HALF_RATE_P99_MS)}); ` +
+      `the bare restify route at half its own peak rate: p99 ${baselineOwnHalf.p99Ms.toFixed(1)} ms`,
   );
   console.log(`Redis round trips per chat: ${tripsPerChat.toFixed(2)}: ${perChat(roundTrips, chats)}`);
   console.log(
@@ -187,7 +201,7 @@ function printReport(
       `p99 ${millis(grounded.full.p99Ms)} ms, ratio ${(grounded.full.reqPerSec / baseline.reqPerSec).toFixed(2)} ` +
       '(the main ratio is the sourceless chatbot, every turn of which also records an unanswered question)',
   );
-  const { loopDelay, serverSide, gc, slow } = gateway.causes;
+  const { loopDelay, serverSide, gc, slow, roundTrip } = gateway.causes;
   console.log(
     `half-rate run, where the tail comes from: inside the gateway p50 ${serverSide.p50.toFixed(1)} ms, ` +
       `p99 ${serverSide.p99.toFixed(1)} ms, max ${serverSide.max.toFixed(1)} ms; ` +
@@ -195,7 +209,12 @@ function printReport(
       `event-loop delay p50 ${loopDelay.p50.toFixed(1)} ms, ` +
       `p99 ${loopDelay.p99.toFixed(1)} ms, max ${loopDelay.max.toFixed(1)} ms; ` +
       `GC ${gc.count} pauses, ${gc.totalMs.toFixed(0)} ms in all, longest ${gc.maxMs.toFixed(1)} ms; ` +
-      `Redis SLOWLOG (> ${SLOWLOG_MICROS} µs): ${slow.count} commands${slow.count > 0 ? `: ${slow.byCommand}` : ''}`,
+      `Redis round trips p50 ${roundTrip.p50.toFixed(2)} ms, p99 ${roundTrip.p99.toFixed(1)} ms, ` +
+      `max ${roundTrip.max.toFixed(1)} ms; ` +
+      `Redis SLOWLOG (> ${SLOWLOG_MICROS} µs): ${slow.count} commands${slow.count > 0 ? `: ${slow.byCommand}` : ''}; ` +
+      `the load generator sent p99 ${generatorFigures(gateway.half)} ` +
+      `(the bare route at the same rate: ${generatorFigures(baselineHalf)}; at half its own peak: ` +
+      `${generatorFigures(baselineOwnHalf)})`,
   );
   console.log(
     '(latencies in whole milliseconds as autocannon records them: 2 means 2 to 3 ms; the half-rate run is ' +
@@ -423,6 +442,19 @@ async function watchTail(stats: {
     const at = started.get(response);
     if (at !== undefined) served.record(process.hrtime.bigint() - at);
   };
+  // Every command's round trip, batches' commands included; the benchmark's own (INFO, SLOWLOG) left out.
+  const roundTrips = createHistogram();
+  const sentAt = new WeakMap<object, bigint>();
+  const onCommandStart = (message: unknown) => {
+    const { command } = message as { command: string };
+    if (command !== 'INFO' && command !== 'SLOWLOG') sentAt.set(message as object, process.hrtime.bigint());
+  };
+  const onCommandEnd = (message: unknown) => {
+    const at = sentAt.get(message as object);
+    if (at !== undefined) roundTrips.record(process.hrtime.bigint() - at);
+  };
+  diagnosticsChannel.subscribe('tracing:node-redis:command:start', onCommandStart);
+  diagnosticsChannel.subscribe('tracing:node-redis:command:asyncEnd', onCommandEnd);
   diagnosticsChannel.subscribe('http.server.request.start', onStart);
   diagnosticsChannel.subscribe('http.server.response.finish', onFinish);
   const pauses: number[] = [];
@@ -436,6 +468,8 @@ async function watchTail(stats: {
       gcObserver.disconnect();
       diagnosticsChannel.unsubscribe('http.server.request.start', onStart);
       diagnosticsChannel.unsubscribe('http.server.response.finish', onFinish);
+      diagnosticsChannel.unsubscribe('tracing:node-redis:command:start', onCommandStart);
+      diagnosticsChannel.unsubscribe('tracing:node-redis:command:asyncEnd', onCommandEnd);
       const entries = (await stats.sendCommand(['SLOWLOG', 'GET', '1000'])) as Array<
         [number, number, number, string[]]
       >;
@@ -449,6 +483,7 @@ async function watchTail(stats: {
       return {
         loopDelay: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
         serverSide: { p50: ms(served.percentile(50)), p99: ms(served.percentile(99)), max: ms(served.max) },
+        roundTrip: { p50: ms(roundTrips.percentile(50)), p99: ms(roundTrips.percentile(99)), max: ms(roundTrips.max) },
         gc: {
           count: pauses.length,
           totalMs: pauses.reduce((a, b) => a + b, 0),
@@ -577,6 +612,7 @@ async function measureAtRate(
     p50Ms: result.p50Ms,
     p99Ms: result.p99Ms,
     responses: result.responses,
+    generator: { sentLateP99Ms: result.sentLateP99Ms, connectionWaitP99Ms: result.connectionWaitP99Ms },
   };
 }
 
@@ -592,6 +628,12 @@ function perChat(counts: Map<string, number>, chats: number): string {
     .sort((a, b) => b[1] - a[1])
     .map(([name, count]) => `${name} ${(count / chats).toFixed(2)}`)
     .join(', ');
+}
+
+/** `1.2 ms late, waited 3.4 ms for a free connection`: a paced run's load generator figures. */
+function generatorFigures(m: Measurement): string {
+  const { sentLateP99Ms, connectionWaitP99Ms } = m.generator!;
+  return `${sentLateP99Ms.toFixed(1)} ms late, waited ${connectionWaitP99Ms.toFixed(1)} ms for a free connection`;
 }
 
 function verdict(met: boolean): string {

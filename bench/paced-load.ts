@@ -35,6 +35,9 @@ export interface PacedLoadResult {
   p99Ms: number;
   /** 200 responses with the expected body. */
   responses: number;
+  /** The load generator's own share (ms, p99): sending after the due time, and waiting for a free connection. */
+  sentLateP99Ms: number;
+  connectionWaitP99Ms: number;
   /** Anything else, counted by status code or error. */
   failures: Record<string, number>;
 }
@@ -62,6 +65,8 @@ function runLoad(options: PacedLoadOptions): void {
   const total = Math.max(1, Math.round(rate * duration));
   const interval = 1000 / rate;
   const latencies = new Float64Array(total);
+  const sentLate = new Float64Array(total);
+  const connectionWaits = new Float64Array(total);
   const failures: Record<string, number> = {};
   let responses = 0;
   let ended = 0;
@@ -77,6 +82,8 @@ function runLoad(options: PacedLoadOptions): void {
       p50Ms: percentile(sorted, 0.5),
       p99Ms: percentile(sorted, 0.99),
       responses,
+      sentLateP99Ms: percentile(sentLate.sort(), 0.99),
+      connectionWaitP99Ms: percentile(connectionWaits.sort(), 0.99),
       failures,
     };
     parentPort!.postMessage(result);
@@ -90,6 +97,8 @@ function runLoad(options: PacedLoadOptions): void {
   };
 
   const send = (index: number, due: number) => {
+    const sentAt = performance.now();
+    sentLate[index] = sentAt - due;
     const body = chatBody(index % SESSIONS);
     let settled = false;
     const once = (outcome: string) => {
@@ -118,6 +127,10 @@ function runLoad(options: PacedLoadOptions): void {
         });
       },
     );
+    // A keep-alive socket is assigned at once when one is free; otherwise when a response frees one.
+    request.once('socket', () => {
+      connectionWaits[index] = performance.now() - sentAt;
+    });
     request.on('timeout', () => {
       request.destroy();
       once('timeout');
