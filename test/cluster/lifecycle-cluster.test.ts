@@ -61,6 +61,12 @@ t.test('an agent on B takes over a conversation on A: its events, once each, in 
     receiver.received
       .filter((r) => r.signatureValid && r.body.data.session_id === sessionId)
       .map((r) => [r.body.event, r.body.data.agent ?? r.body.data.content, r.headers['x-switchboard-attempt']]);
+  /**
+   * Every event relayed to the outbox and every delivery finished (a delivery being sent is still in
+   * its due queue): nothing more reaches the receiver without a new action, so what it has is final.
+   */
+  const settled = async () =>
+    (await services.deliveries.pendingCount()) === 0 && !(await services.relay.store.hasEntries(bot.id));
 
   // The widget visitor on A; Alice takes over through B, the AI on A stays silent, Alice releases.
   const { client: visitor, ready } = await WidgetClient.ready(a.baseUrl, { chatbot_id: bot.id });
@@ -78,7 +84,7 @@ t.test('an agent on B takes over a conversation on A: its events, once each, in 
   await aliceOnB('release', session);
   await bobOnA('takeover', session);
   await until(() => seen(session).length >= 5, 'five deliveries', 20_000);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await until(settled, 'the outbox settled');
   t.same(seen(session), [
     ['message.received', 'Hello', '1'],
     ['conversation.taken_over', 'Alice', '1'],
@@ -127,6 +133,6 @@ t.test('an agent on B takes over a conversation on A: its events, once each, in 
     ['message.received', 'three', '1'],
   ];
   await until(() => sessions.every((id) => seen(id).length >= expected.length), 'every delivery', 30_000);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await until(settled, 'the outbox settled');
   for (const id of sessions) t.same(seen(id), expected, id);
 });

@@ -87,10 +87,16 @@ t.test('three gateways: each chatbot due is swept exactly once', async (t) => {
     async () => (await Promise.all(bots.map((bot) => services.conversations.count(bot.id)))).every((n) => n === 1),
     'the sweeps',
   );
-  // A second lookup of every gateway: nothing more is swept (the next sweep is an hour on). Which
-  // gateways did the sweeps is left to timing (all three look every 100 ms; one whose sweeps are
-  // quick can claim all nine before the others look): that each was swept once is the point.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Every sweep ended (no claim left) and logged, and every chatbot's next sweep an hour on: no
+  // gateway can sweep one again, so the logs are final. Which gateways did the sweeps is left to
+  // timing (all three look every 100 ms; one whose sweeps are quick can claim all nine before the
+  // others look): that each was swept once is the point.
+  await until(async () => {
+    if ((await client.hLen(services.keys.retentionClaims())) > 0) return false;
+    const due = await Promise.all(bots.map((bot) => services.retention.dueAt(bot.id)));
+    const inAnHour = systemClock.nowMicros() + 3500 * 1_000_000;
+    return due.every((at) => at !== undefined && at > inAnHour) && trio.flatMap(sweeps).length >= bots.length;
+  }, 'every sweep ended and logged');
   const logged = trio.flatMap(sweeps).sort((a, b) => a.chatbot_id.localeCompare(b.chatbot_id));
   t.same(
     logged,
