@@ -75,7 +75,10 @@ export function pacedLoad(options: PacedLoadOptions, onWarmedUp?: () => void): P
   });
 }
 
-/** The worker's side: sends the requests, and posts one PacedLoadResult when the last has ended. */
+/**
+ * The worker's side: sends the requests; posts `warmed-up` as the first measured one leaves, and the
+ * result when the last has ended.
+ */
 function runLoad(options: PacedLoadOptions): void {
   const { url, headers, rate, duration, warmup, connections, expectedBody } = options;
   const target = new URL(url);
