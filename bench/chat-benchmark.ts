@@ -23,6 +23,7 @@ import { closeGracefully, listen } from '../src/http/http-server.ts';
 import type { LlmProvider, LlmReply } from '../src/llm/llm-provider.ts';
 import type { LlmProviders } from '../src/llm/llm-providers.ts';
 import { createLogger } from '../src/logger.ts';
+import { commandCalls, commandCallsBetween } from '../test/support/commands-executed.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds, millis } from './bench-support.ts';
 import { BASELINE_REPLY, chatBody, FAKE_REPLY, replyBody, SESSIONS } from './chat-request.ts';
@@ -293,7 +294,7 @@ async function measureGateway(duration: number): Promise<GatewayFigures> {
         const counter = new RoundTripCounter();
         const chatsBefore = llm.calls;
         const recordedBefore = await recordedTurns(app, chatbot.id);
-        const executedBefore = await commandStats(stats);
+        const executedBefore = await commandCalls(stats);
         const watch = await watchTail(stats);
         counter.start();
         const half = await measureAtRate('gateway at half rate', url, headers, duration, halfRate, FAKE_REPLY, () =>
@@ -304,7 +305,7 @@ async function measureGateway(duration: number): Promise<GatewayFigures> {
         // Each turn of this chatbot (it has no sources) is recorded as unanswered, off the turn: those
         // recordings are counted once they are all written.
         await app.services.unansweredRecorder.settled();
-        const executed = difference(await commandStats(stats), executedBefore);
+        const executed = commandCallsBetween(executedBefore, await commandCalls(stats));
         // The INFO calls are this benchmark's, not the gateway's.
         executed.delete('info');
         const redisUse = {
@@ -352,11 +353,11 @@ async function measureGrounded(
   await expectReply('gateway (grounded)', url, headers, FAKE_REPLY);
   await app.services.unansweredRecorder.settled();
   const recordedBefore = await recordedTurns(app, chatbot.id);
-  const before = await commandStats(stats);
+  const before = await commandCalls(stats);
   const chatsBefore = llm.calls;
   const half = await measureAtRate('gateway, grounded chatbot', url, headers, duration, rate);
   await app.services.unansweredRecorder.settled();
-  const executed = difference(await commandStats(stats), before);
+  const executed = commandCallsBetween(before, await commandCalls(stats));
   executed.delete('info');
   const chats = llm.calls - chatsBefore;
   const unanswered = (await recordedTurns(app, chatbot.id)) - recordedBefore;
@@ -385,6 +386,9 @@ class InstantLlm implements LlmProvider {
   }
 }
 
+/** The commands this benchmark itself sends from the gateway's process (its INFO and SLOWLOG calls). */
+const benchmarkOwn = (command: string): boolean => command === 'INFO' || command === 'SLOWLOG';
+
 /**
  * Counts the requests node-redis puts on the wire, from its `node-redis:command` tracing channel
  * (published by the client's sendCommand, so nothing in src/ changes): one per command or script,
@@ -398,7 +402,7 @@ class RoundTripCounter {
 
   private readonly onCommand = (message: unknown) => {
     const { command, batchMode } = message as { command: string; batchMode?: string };
-    if (batchMode === undefined && command !== 'INFO' && command !== 'SLOWLOG') this.add(command);
+    if (batchMode === undefined && !benchmarkOwn(command)) this.add(command);
   };
 
   private readonly onBatch = () => this.add('(batch)');
@@ -441,12 +445,12 @@ async function watchTail(stats: {
     const at = started.get(response);
     if (at !== undefined) served.record(process.hrtime.bigint() - at);
   };
-  // Every command's round trip, batches' commands included; the benchmark's own (INFO, SLOWLOG) left out.
+  // Every command's round trip, batches' commands included; the benchmark's own left out.
   const roundTrips = createHistogram();
   const sentAt = new WeakMap<object, bigint>();
   const onCommandStart = (message: unknown) => {
     const { command } = message as { command: string };
-    if (command !== 'INFO' && command !== 'SLOWLOG') sentAt.set(message as object, process.hrtime.bigint());
+    if (!benchmarkOwn(command)) sentAt.set(message as object, process.hrtime.bigint());
   };
   const onCommandEnd = (message: unknown) => {
     const at = sentAt.get(message as object);
@@ -507,23 +511,6 @@ async function watchTail(stats: {
       };
     },
   };
-}
-
-/** `calls` of every command in INFO commandstats (lower case; `client|tracking` style for subcommands). */
-async function commandStats(client: { info(section: string): Promise<unknown> }): Promise<Map<string, number>> {
-  const info = String(await client.info('commandstats'));
-  const calls = new Map<string, number>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
-  return calls;
-}
-
-function difference(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
-  const delta = new Map<string, number>();
-  for (const [name, calls] of after) {
-    const change = calls - (before.get(name) ?? 0);
-    if (change > 0) delta.set(name, change);
-  }
-  return delta;
 }
 
 /**

@@ -19,8 +19,9 @@ import { loadConfig } from '../src/config.ts';
 import { messageReceived } from '../src/webhooks/webhook-event.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices, type Services } from '../src/services.ts';
-import { connectRedis, type RedisClient } from '../src/redis/redis-client.ts';
+import { connectRedis } from '../src/redis/redis-client.ts';
 import { sign, USER_AGENT } from '../src/webhooks/webhook-sender.ts';
+import { commandCalls } from '../test/support/commands-executed.ts';
 import { startRedis } from '../test/support/redis-server.ts';
 import { describeMachine, durationSeconds, percentiles } from './bench-support.ts';
 
@@ -265,7 +266,7 @@ async function measureDispatcher(
         { deliveries: services.deliveries, webhooks: services.webhooks, clock: systemClock, logger },
         config,
       );
-      const statsBefore = await commandStats(redis);
+      const statsBefore = await commandCalls(redis);
       let start: ReceiverStats;
       let end: ReceiverStats;
       let pendingAtEnd: number;
@@ -278,7 +279,7 @@ async function measureDispatcher(
       } finally {
         await dispatcher.stop();
       }
-      const statsAfter = await commandStats(redis);
+      const statsAfter = await commandCalls(redis);
       const final = await receiver.stats();
       const pendingAfter = await services.deliveries.pendingCount();
 
@@ -346,14 +347,6 @@ async function checkSample(services: Services, deliveryIds: string[]): Promise<n
     }
     return attempt.duration_ms;
   });
-}
-
-/** Calls per command since the server started, from INFO commandstats. */
-async function commandStats(redis: RedisClient): Promise<Map<string, number>> {
-  const info = String(await redis.info('commandstats'));
-  const calls = new Map<string, number>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
-  return calls;
 }
 
 /** Commands the delivery store's Lua scripts call, read from its source (`redis.call('NAME', ...)`). */

@@ -1,27 +1,38 @@
-import type { RedisClient } from '../../src/redis/redis-client.ts';
-
-/**
- * The commands Redis executed while `work` ran (INFO commandstats, so the commands scripts call are
- * counted as well as the scripts), by name, leaving out the INFO calls that count them and those
- * executed no time. Nothing else may use the server meanwhile.
- */
-export async function commandsExecutedDuring(
-  redis: RedisClient,
-  work: () => Promise<unknown>,
-): Promise<Record<string, number>> {
-  const before = await calls(redis);
-  await work();
-  const after = await calls(redis);
-  return Object.fromEntries(
-    [...after]
-      .map(([name, count]) => [name, count - (before.get(name) ?? 0)] as const)
-      .filter(([name, count]) => count !== 0 && name !== 'info'),
-  );
+/** Anything that answers INFO: a node client, a cluster node, the benchmarks' own connections. */
+interface InfoSource {
+  info(section: string): Promise<unknown>;
 }
 
-async function calls(redis: RedisClient): Promise<Map<string, number>> {
+/**
+ * Calls of every command Redis has executed since it started, by name (INFO commandstats: lower case,
+ * `client|tracking` style for subcommands, the commands scripts call counted as well as the scripts).
+ */
+export async function commandCalls(redis: InfoSource): Promise<Map<string, number>> {
   const info = String(await redis.info('commandstats'));
-  return new Map(
-    [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, name, count]) => [name!, Number(count)]),
-  );
+  return new Map([...info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map(([, name, count]) => [name!, Number(count)]));
+}
+
+/** The calls made between two {@link commandCalls} readings, commands called no time left out. */
+export function commandCallsBetween(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, count] of after) {
+    const change = count - (before.get(name) ?? 0);
+    if (change > 0) delta.set(name, change);
+  }
+  return delta;
+}
+
+/**
+ * The commands Redis executed while `work` ran, by name, leaving out the INFO calls that count them.
+ * Nothing else may use the server meanwhile.
+ */
+export async function commandsExecutedDuring(
+  redis: InfoSource,
+  work: () => Promise<unknown>,
+): Promise<Record<string, number>> {
+  const before = await commandCalls(redis);
+  await work();
+  const delta = commandCallsBetween(before, await commandCalls(redis));
+  delta.delete('info');
+  return Object.fromEntries(delta);
 }
