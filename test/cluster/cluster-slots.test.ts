@@ -111,6 +111,9 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
   const source = await s.intake.addText(bot.id, 'Opening hours: nine to five on weekdays.', 'Hours');
   await until(async () => (await s.sources.get(source.id)).status === 'done', 'ingestion');
   await s.intake.remove(source.id, app.retrieval.index);
+  // The queue's scripts by hand, with the gateway's own worker stopped: it would otherwise claim the
+  // queued source first whenever its poll falls between the enqueue (or the finish) and the claim.
+  await app.ingestion.stop();
   await s.ingestion.enqueue(bot.id, 'src-by-hand', systemClock.nowMicros());
   const claimed = await s.ingestion.claimOne(bot.id, 'src-by-hand', systemClock.nowMicros(), 1000);
   t.equal(await s.ingestion.renew(claimed!, systemClock.nowMicros(), 1000), true);
@@ -210,9 +213,10 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     secret: { token: 't' },
   });
   await s.connections.delete(connection.id);
-  // Retention: a chatbot's sweep claimed, renewed and ended (by hand: the gateway's worker polls once a
-  // minute; times are the gateway clock's, which may run ahead of Date.now()); an erasure request (a
-  // session whose lead is left, whose inbox groups are unlinked).
+  // Retention: a chatbot's sweep claimed, renewed and ended by hand, with the gateway's worker stopped
+  // (times are the gateway clock's, which may run ahead of Date.now()); an erasure request (a session
+  // whose lead is left, whose inbox groups are unlinked).
+  await app.retention.stop();
   await s.chatbots.configure(bot.id, { retention: { conversations_days: 30 } });
   const [sweep] = await s.retention.claim(1, systemClock.nowMicros(), 1000);
   t.equal(await s.retention.renew(sweep!, systemClock.nowMicros(), 1000), true);
