@@ -18,6 +18,7 @@ import { ReplyStream } from '../../src/conversations/reply-stream.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { SimulatedClock } from '../support/simulated-clock.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { until } from '../support/until.ts';
 
 const server = await startRedis();
 const redis = await connectRedis({ url: server.url }, createLogger('silent'));
@@ -145,9 +146,7 @@ t.test('an actor answered early (takeover) stays alive until its late reply is s
   let open!: () => void;
   provider.gate = new Promise((resolve) => (open = resolve));
   const pending = send(router, 'p-3', 'slow one');
-  while (provider.prompts.at(-1)?.turns.at(-1)?.content !== 'slow one') {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(() => provider.prompts.at(-1)?.turns.at(-1)?.content === 'slow one', 'the LLM called');
   await conversations.takeOver(chatbot.id, 'p-3', 'agent');
   router.signal(chatbot.id, 'p-3');
   t.same(await pending, { kind: 'silent' });
@@ -155,9 +154,7 @@ t.test('an actor answered early (takeover) stays alive until its late reply is s
   t.equal(router.sweep(), 0, 'the LLM call is still in flight');
   open();
   provider.gate = undefined;
-  while ((await conversations.discarded(chatbot.id, 'p-3')).length === 0) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(async () => (await conversations.discarded(chatbot.id, 'p-3')).length > 0, 'the reply discarded');
   await clock.advance(10_000);
   t.equal(router.sweep(), 1);
   t.same(
@@ -190,8 +187,8 @@ t.test('passivating as eagerly as possible under load loses nothing (real time)'
     );
     t.equal(transcript.messages.length, 20);
   }
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.equal(router.size, 0, 'everything passivated in the end');
+  // Passivated in the end: the sweep (every 1 ms) stops each actor once its last turn has ended.
+  await until(() => router.size === 0, 'everything passivated');
 });
 
 t.test('a conversation leased by another process waits, then continues in order', async (t) => {
@@ -213,17 +210,17 @@ t.test('stopping waits for the turns in progress, so no conversation keeps a lea
   let open!: () => void;
   provider.gate = new Promise((resolve) => (open = resolve));
   const pending = send(router, 'p-stop', 'in flight at shutdown');
-  while (provider.prompts.at(-1)?.turns.at(-1)?.content !== 'in flight at shutdown') {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(() => provider.prompts.at(-1)?.turns.at(-1)?.content === 'in flight at shutdown', 'the LLM called');
   t.equal(await redis.exists(keys.conversationLease(chatbot.id, 'p-stop')), 1, 'the turn holds the lease');
-  let stopped = false;
-  const stopping = router.stop(5000).then(() => (stopped = true));
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.equal(stopped, false, 'the stop waits for the turn');
+  // The LLM answers as soon as the stop has begun: a stop that did not wait would end before the turn
+  // (which still stores the reply and gives the lease back) could.
+  const ended: string[] = [];
+  const stopping = router.stop(5000).then(() => ended.push('stop'));
+  void pending.then(() => ended.push('turn'));
   provider.gate = undefined;
   open();
   await stopping;
+  t.same(ended, ['turn', 'stop'], 'the stop waits for the turn');
   t.match(await pending, { kind: 'reply', text: 'seen 1' });
   // Read on the plain connection: the turn deleted the lease on it, and the caching one may hear of
   // the deletion a moment after the turn has ended.
@@ -236,16 +233,14 @@ t.test('a turn that throws fails alone: the messages queued behind it are still 
   let open!: () => void;
   provider.gate = new Promise((resolve) => (open = resolve));
   const first = send(router, 'p-throw', 'first');
-  while (provider.prompts.at(-1)?.turns.at(-1)?.content !== 'first') {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(() => provider.prompts.at(-1)?.turns.at(-1)?.content === 'first', 'the LLM called');
   // Queued behind the turn in flight: the second throws after it left the queue (a channel's bug).
   const onTyping = () => {
     throw new Error('typing indicator exploded');
   };
   const second = router.send({ chatbot, sessionId: 'p-throw', content: 'second', channel: 'api', onTyping });
+  // Both are in the actor's mailbox already: the router hands a message to its actor as it is sent.
   const third = send(router, 'p-throw', 'third');
-  await new Promise((resolve) => setTimeout(resolve, 20));
   provider.gate = undefined;
   open();
   t.match(await first, { kind: 'reply', text: 'seen 1' });
@@ -304,7 +299,7 @@ t.test('a turn whose lease is lost stops at once: its LLM call is aborted and it
   const router = new ConversationRouter(pipeline, { idleMs: 60_000, clock });
   t.teardown(() => router.stop());
   const answer = send(router, 'p-lost', 'are you there?');
-  while (aborted.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => aborted.length > 0, 'the LLM called');
   // Another gateway took the conversation over after this one's lease lapsed.
   await redis.set(keys.conversationLease(chatbot.id, 'p-lost'), 'another-gateway');
   let told = false;
@@ -357,7 +352,7 @@ t.test('a turn renews its lease while its message is announced, not only once th
   const router = new ConversationRouter(pipeline, { idleMs: 60_000, clock });
   t.teardown(() => router.stop());
   const answer = send(router, 'p-announce', 'hello');
-  while (emitting.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => emitting.length > 0, 'the announcement');
   await clock.advance(100);
   t.same(renewals, ['p-announce'], 'renewed a third of a lease in, the announcement still writing');
   opened();

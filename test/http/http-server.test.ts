@@ -2,20 +2,23 @@ import type { Request, Response } from 'restify';
 import t from 'tap';
 import { closeGracefully, createHttpServer, listen, listenUrl } from '../../src/http/http-server.ts';
 import { createLogger } from '../../src/logger.ts';
+import { until } from '../support/until.ts';
 
 t.test('graceful close lets an in-flight request finish and refuses new connections', async (t) => {
   const server = createHttpServer(createLogger('silent'));
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let arrived = false;
   server.get('/slow', async (_req: Request, res: Response) => {
+    arrived = true;
     await gate;
     res.send(200, { done: true });
   });
   const port = await listen(server, 0, '127.0.0.1');
   const inFlight = fetch(`http://127.0.0.1:${port}/slow`);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await until(() => arrived, 'the request in its handler');
   const closing = closeGracefully(server, 5000);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await until(() => !server.server.listening, 'the listener closed');
   await t.rejects(fetch(`http://127.0.0.1:${port}/slow`), 'new connections are refused');
   release();
   const res = await inFlight;

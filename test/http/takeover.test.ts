@@ -4,6 +4,7 @@ import { runCli } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { RecordingSink } from '../support/recording-sink.ts';
 import { apiFetch } from '../support/openapi-contract.ts';
+import { until } from '../support/until.ts';
 
 const openai = await fakeOpenAi().start();
 const sink = new RecordingSink();
@@ -27,14 +28,6 @@ async function chat(message: string, sessionId: string) {
     body: JSON.stringify({ message, session_id: sessionId }),
   });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 t.test('while an agent holds a conversation: stored, message.received emitted, no LLM, response ""', async (t) => {
@@ -77,14 +70,14 @@ t.test('a takeover during a slow LLM call: the caller gets "" at once, the late 
   const calls = openai.requests.length;
   const pending = chat('quick question', 'slow-1');
   const queued = chat('and another', 'slow-1');
-  await waitFor(() => openai.requests.length > calls, 'the LLM call');
+  await until(() => openai.requests.length > calls, 'the LLM call');
   const takenAt = Date.now();
   await services.control.takeOver(bot.id, 'slow-1', 'bob');
   t.same(await pending, { status: 200, body: { response: '' } });
   t.ok(Date.now() - takenAt < 700, 'answered without waiting for the LLM');
   t.same(await queued, { status: 200, body: { response: '' } }, 'the queued message meets the takeover too');
-  await waitFor(() => openai.inFlight === 0, 'the slow call to end');
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The late reply discarded: the turn has ended, and the queued message was answered before.
+  await until(async () => (await services.conversations.discarded(bot.id, 'slow-1')).length > 0, 'the discard');
   t.equal(openai.requests.length, calls + 1, 'the queued message never reached the LLM');
   const transcript = await services.control.show(bot.id, 'slow-1');
   t.same(
@@ -110,7 +103,7 @@ t.test('a takeover from another process (the CLI) silences an in-flight reply he
   };
   const calls = openai.requests.length;
   const pending = chat('help', 'cli-1');
-  await waitFor(() => openai.requests.length > calls, 'the LLM call');
+  await until(() => openai.requests.length > calls, 'the LLM call');
   const cli = await runCli(
     ['conversation', 'takeover', '--bot', bot.id, '--session', 'cli-1', '--agent', 'carol'],
     cliEnv,
@@ -127,8 +120,12 @@ t.test('a takeover from another process (the CLI) silences an in-flight reply he
   });
   t.same(await pending, { status: 200, body: { response: '' } });
   answer();
-  await waitFor(() => openai.inFlight === 0, 'the slow call to end');
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The late reply discarded: the turn has ended, and wrote nothing else.
+  await until(async () => (await services.conversations.discarded(bot.id, 'cli-1')).length > 0, 'the discard');
+  t.same(
+    (await services.conversations.discarded(bot.id, 'cli-1')).map((m) => [m.role, m.content]),
+    [['assistant', 'should not appear']],
+  );
   const shown = JSON.parse(
     (await runCli(['conversation', 'show', '--bot', bot.id, '--session', 'cli-1'], cliEnv)).stdout,
   );

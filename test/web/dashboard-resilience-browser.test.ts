@@ -35,11 +35,22 @@ t.test(
       await until(() => held !== undefined, "Alpha's read");
       await page.goto(`${gw.baseUrl}/dashboard/#/chatbots/${beta.id}/settings`);
       await page.getByRole('heading', { name: 'Beta Bot' }).waitFor();
-      // Alpha's answer arrives now, after Beta's.
-      const finished = page.waitForEvent('requestfinished', (request) => request.url() === alphaUrl);
+      // Alpha's answer arrives now, after Beta's. The page marks when it has read that answer and
+      // everything the reading set off has run: what followed in microtasks (the render), then the
+      // effects after the next frame.
+      await page.evaluate(`{
+        const text = Response.prototype.text;
+        const later = (next) => setTimeout(next, 0);
+        Response.prototype.text = function () {
+          const read = text.call(this);
+          if (this.url === ${JSON.stringify(alphaUrl)}) {
+            read.then(() => later(() => requestAnimationFrame(() => later(() => document.body.dataset.lateRead = ''))));
+          }
+          return read;
+        };
+      }`);
       await held!.fulfill({ response: await held!.fetch() });
-      await finished;
-      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+      await page.locator('body[data-late-read]').waitFor({ state: 'attached' });
       t.equal(await page.locator('h1.chatbot-name').textContent(), 'Beta Bot Active');
       t.equal(await page.getByLabel('Name').inputValue(), 'Beta Bot');
       t.equal(
