@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Services } from '../../src/services.ts';
 import { chatCall, webhookCluster, type ChatResult } from '../support/gateway-cluster.ts';
+import { outboxSettled } from '../support/outbox-settled.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS = 300;
@@ -109,7 +110,12 @@ t.test('SIGKILL of one gateway mid-load: the others finish its conversations and
         .map((request) => String(request.headers['x-switchboard-delivery'])),
     );
   await until(() => deliveredIds().size >= expected, `${expected} deliveries`, 60_000).catch(() => {});
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // Every event relayed (the dead gateway's entries by a survivor's sweep) and every delivery finished
+  // (its claimed ones once their claims lapsed): a second delivery of an event would be there by now.
+  t.ok(
+    await until(() => outboxSettled(services, bot.id), 'the outbox settled', 60_000).catch(() => false),
+    'every event relayed and every delivery finished',
+  );
   const byEvent = new Map<string, Set<string>>();
   for (const request of receiver.received) {
     const body = request.body;

@@ -4,6 +4,7 @@ import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { chatCall, startGatewayCluster } from '../support/gateway-cluster.ts';
 import { scaleOwnerWithBot } from '../support/scale-owner.ts';
 import type { GatewayProcess } from '../support/gateway-process.ts';
+import { outboxSettled } from '../support/outbox-settled.ts';
 import { until } from '../support/until.ts';
 import { WidgetClient } from '../support/widget-client.ts';
 
@@ -61,12 +62,7 @@ t.test('an agent on B takes over a conversation on A: its events, once each, in 
     receiver.received
       .filter((r) => r.signatureValid && r.body.data.session_id === sessionId)
       .map((r) => [r.body.event, r.body.data.agent ?? r.body.data.content, r.headers['x-switchboard-attempt']]);
-  /**
-   * Every event relayed to the outbox and every delivery finished (a delivery being sent is still in
-   * its due queue): nothing more reaches the receiver without a new action, so what it has is final.
-   */
-  const settled = async () =>
-    (await services.deliveries.pendingCount()) === 0 && !(await services.relay.store.hasEntries(bot.id));
+  const settled = () => outboxSettled(services, bot.id);
 
   // The widget visitor on A; Alice takes over through B, the AI on A stays silent, Alice releases.
   const { client: visitor, ready } = await WidgetClient.ready(a.baseUrl, { chatbot_id: bot.id });

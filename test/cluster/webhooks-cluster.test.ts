@@ -1,5 +1,6 @@
 import t from 'tap';
 import { bedName, chatCall, TEST_BEDS, webhookCluster } from '../support/gateway-cluster.ts';
+import { outboxSettled } from '../support/outbox-settled.ts';
 import { until } from '../support/until.ts';
 
 const SESSIONS = 40;
@@ -37,7 +38,8 @@ for (const bed of TEST_BEDS)
       );
       const deliveries = SESSIONS * (MESSAGES + 1);
       await until(() => receiver.received.length >= deliveries * 3, 'three attempts of every delivery', 60_000);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Every event relayed and every delivery finished: an attempt more would be at the receiver by now.
+      await until(() => outboxSettled(services, bot.id), 'the outbox settled');
 
       const byDelivery = new Map<string, Array<{ attempt: number; at: number }>>();
       for (const request of receiver.received) {

@@ -11,6 +11,7 @@ import { parseTimestamp } from '../../src/timestamp.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { spawnGateway } from '../support/gateway-process.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { outboxSettled } from '../support/outbox-settled.ts';
 import { until } from '../support/until.ts';
 
 const STALLED = path.resolve(import.meta.dirname, '../support/stalled-hold-change.ts');
@@ -82,7 +83,9 @@ t.test('SIGKILL between a takeover or release and its deliveries loses no event'
   t.equal((await services.conversations.get(bot.id, session)).taken_over_by, null);
   const released = await until(() => receiver.received[1], 'the sweep delivering the release');
   const after = Date.now() * 1000;
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // Both entries acknowledged and every delivery finished: an entry left to be swept again keeps this
+  // waiting until it is, and a delivery sent again is in its due queue until its attempt is recorded.
+  await until(() => outboxSettled(services, bot.id), 'the outbox settled');
 
   t.equal(receiver.received.length, 2, 'each event once');
   t.same(taken.body, {

@@ -8,6 +8,7 @@ import { WebhookReceiver, type ReceivedWebhook } from '../fakes/webhook-receiver
 import { runCli, runCliJson } from '../support/cli.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 import { startGateway } from '../support/gateway.ts';
+import { outboxSettled } from '../support/outbox-settled.ts';
 import { until } from '../support/until.ts';
 import { apiFetch } from '../support/openapi-contract.ts';
 
@@ -77,7 +78,7 @@ function changes(hook: { secret: string }, sessionId: string) {
     .map((r) => [r.body.event, r.body.data.agent]);
 }
 
-const quiet = () => new Promise((resolve) => setTimeout(resolve, 300));
+const settled = (chatbotId: string) => () => outboxSettled(services, chatbotId);
 
 t.test('taken over and released: exact bodies and headers, signed over the raw bytes, only if selected', async (t) => {
   receiver.answer = () => ({ status: 200, body: 'ok' });
@@ -152,7 +153,7 @@ t.test('taken over and released: exact bodies and headers, signed over the raw b
     ],
     'logged, newest first, under the delivery ids the receiver saw',
   );
-  await quiet();
+  await until(settled(bot.id), 'the outbox settled');
   // First attempts: a receiver slower than WEBHOOK_TIMEOUT_MS on a loaded machine gets a retry.
   const events = (webhook: { secret: string }) =>
     requestsFor(webhook)
@@ -188,7 +189,7 @@ t.test('once per change; the operator releases whoever holds it and the event na
   t.equal((await dashboard.post(`${path}/release`)).status, 200);
   t.equal((await dashboard.post(`${path}/takeover`, {})).body.taken_over_by, 'operator');
   await until(() => changes(hook, session).length >= 5, 'five deliveries');
-  await quiet();
+  await until(settled(bot.id), 'the outbox settled');
   t.same(changes(hook, session), [
     ['conversation.taken_over', 'Alice'],
     ['conversation.released', 'Alice'],
@@ -235,7 +236,7 @@ t.test('in order at the receiver: takeover, release, takeover, release, with mes
       .filter((r) => r.body.data.session_id === session)
       .map((r) => [r.body.event, r.body.data.agent ?? r.body.data.content]);
   await until(() => sessions.every((s) => seen(s).length >= expected.length), 'every delivery', 20_000);
-  await quiet();
+  await until(settled(bot.id), 'the outbox settled');
   for (const session of sessions) t.same(seen(session), expected, session);
 });
 
@@ -323,7 +324,7 @@ t.test('the owner answering on WhatsApp takes the conversation over: conversatio
   t.equal((await services.conversations.get(bot.id, session)).taken_over_by, 'owner');
   await services.control.release(bot.id, session);
   await until(() => changes(hook, session).length >= 2, 'two deliveries');
-  await quiet();
+  await until(settled(bot.id), 'the outbox settled');
   t.same(changes(hook, session), [
     ['conversation.taken_over', 'owner'],
     ['conversation.released', 'owner'],

@@ -6,6 +6,7 @@ import { connectRedis } from '../../src/redis/redis-client.ts';
 import { runCli } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { apiFetch } from '../support/openapi-contract.ts';
+import { outboxSettled } from '../support/outbox-settled.ts';
 
 const openai = await fakeOpenAi().start();
 openai.behaviour = () => ({ text: 'hello from AI' });
@@ -45,6 +46,8 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+const settled = (chatbotId: string) => () => outboxSettled(services, chatbotId);
 
 async function hookFor(url: string, events: string[]) {
   const bot = await services.chatbots.create(owner.user.id, { name: 'Hooked' });
@@ -185,8 +188,12 @@ t.test('only subscribed events are delivered; an inactive webhook gets nothing',
   t.same(await services.deliveries.log(other.id), []);
   await services.webhooks.setActive(hook.id, false);
   await chat(bot.id, 'two', 'api-sub');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await until(settled(bot.id), 'the outbox settled');
   t.equal((await services.deliveries.log(hook.id)).length, 1);
+  t.notOk(
+    receiver.received.some((r) => r.body?.data?.session_id === 'api-sub' && r.body.data.content === 'two'),
+    'nothing sent for the message after the webhook was deactivated',
+  );
 });
 
 t.test('a failing receiver gets exactly 4 attempts at the configured delays, then the delivery fails', async (t) => {
@@ -223,8 +230,9 @@ t.test('a failing receiver gets exactly 4 attempts at the configured delays, the
   [200, 400, 600].forEach((delay, i) =>
     t.ok(gaps[i]! >= delay - 20, `retry ${i + 1} waited ${gaps[i]} ms (≥ ${delay})`),
   );
-  // Nothing more follows.
-  await new Promise((resolve) => setTimeout(resolve, 800));
+  // Nothing more follows: once settled, the delivery is out of its due queue, and no dispatcher can
+  // claim it again.
+  await until(settled(bot.id), 'the outbox settled');
   t.equal(receiver.received.slice(before).filter((r) => r.body?.data?.session_id === 'api-fail').length, 4);
 });
 
