@@ -1,3 +1,4 @@
+import { createClient } from 'redis';
 import t from 'tap';
 import { fakeOpenAi } from '../../fakes/fake-llm-server.ts';
 import { FakeTelegram, textUpdate } from '../../fakes/fake-telegram.ts';
@@ -21,7 +22,10 @@ const gw = await startGateway(
   },
   { events: sink },
 );
+// Reads what only Redis shows (whether a poller holds its lease), on a connection of its own.
+const redis = await createClient({ url: gw.redis.url }).connect();
 t.teardown(async () => {
+  redis.destroy();
   await gw.stop();
   await telegram.stop();
   await openai.stop();
@@ -159,13 +163,17 @@ t.test('a re-sent update is taken in once; updates of one chat keep their order'
   );
   await post(bot.id, secret, textUpdate(nextUpdate++, 701, 'two'));
   await post(bot.id, secret, first);
-  await until(() => sent(token).length === 2, 'two replies');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // An update is answered 200 once it is dropped as re-sent or queued behind its chat's earlier ones,
+  // and a chat's queued updates reach its conversation, whose turns run one at a time, in that order.
+  // So once an update posted after them is answered, each one taken in before it has had its turn.
+  await post(bot.id, secret, textUpdate(nextUpdate++, 701, 'three'));
+  await until(() => sent(token).some(([, text]) => text === 'AI: three'), 'the reply to the last update');
   t.same(sent(token), [
     [701, 'AI: one'],
     [701, 'AI: two'],
+    [701, 'AI: three'],
   ]);
-  t.equal(openai.requests.length - calls, 2, 'the AI was asked once per distinct update');
+  t.equal(openai.requests.length - calls, 3, 'the AI was asked once per distinct update');
 });
 
 t.test('long replies are split at Telegram limit, at paragraph boundaries', async (t) => {
@@ -216,18 +224,26 @@ t.test('a cited reply lists its sources after the text; an unanswerable one says
 
 t.test('/start greets with the welcome text; other message kinds get a notice', async (t) => {
   const { bot, token, secret } = await connected('Greeter');
+  // Conversation actors live in this process (each spawned as its first message reaches the router)
+  // until idle for minutes: their number grows by one for each conversation an update goes to.
+  const actors = gw.app.router.size;
   await services.chatbots.configure(bot.id, { widget: { welcome_message: 'Welcome to Acme!' } });
   await post(bot.id, secret, textUpdate(nextUpdate++, 901, '/start'));
   const photo = { update_id: nextUpdate++, message: { message_id: 2, date: 0, chat: { id: 901, type: 'private' }, from: { id: 901, is_bot: false, first_name: 'Ada' }, photo: [{ file_id: 'f', file_unique_id: 'u', width: 1, height: 1 }] } }; // prettier-ignore
   await post(bot.id, secret, photo);
   const edited = { update_id: nextUpdate++, edited_message: textUpdate(0, 901, 'edited').message };
   await post(bot.id, secret, edited);
-  await until(() => sent(token).length === 2, 'two answers');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // A chat's updates are handled one after another, and a text is with the conversation router before
+  // the next one is handled. So once a /start posted after them is greeted, each update before it was
+  // answered, dropped or handed to the router: nothing more can come.
+  await post(bot.id, secret, textUpdate(nextUpdate++, 901, '/start'));
+  await until(() => sent(token).length === 3, 'three answers');
   t.same(sent(token), [
     [901, 'Welcome to Acme!'],
     [901, 'Sorry, I can only read text messages.'],
+    [901, 'Welcome to Acme!'],
   ]);
+  t.equal(gw.app.router.size, actors, 'nothing went to the AI');
   t.same(
     (await services.conversations.recent(bot.id, 10)).map((c) => c.session_id),
     [],
@@ -342,16 +358,22 @@ t.test('polling mode: one gateway polls, updates are answered, disconnect stops 
     Array.from({ length: 20 }, () => post(bot.id, 'anything', textUpdate(nextUpdate++, 1201, 'x'))),
   );
   t.same(new Set(gone.map((r) => r.status)), new Set([404]), 'no webhook in polling mode');
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // A webhook call that restarted the bot would do so before it is answered, and a poller deletes the
+  // webhook before it polls: so the poller that fetches an update queued now is the same one, or one
+  // that has called deleteWebhook again.
+  telegram.queueUpdate(token, textUpdate(nextUpdate++, 1201, 'polled again'));
+  await until(() => sent(token).length === 2, 'the reply to the next update');
+  t.same(sent(token)[1], [1201, 'AI: polled again']);
   t.equal(telegram.of('deleteWebhook', token).length, starts, 'webhook calls never restart the poller');
   t.same(await runCliJson(['channel', 'telegram', '--bot', bot.id, '--disconnect'], cliEnv), {
     chatbot_id: bot.id,
     disconnected: true,
   });
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  telegram.queueUpdate(token, textUpdate(nextUpdate++, 1201, 'still there?'));
-  await new Promise((resolve) => setTimeout(resolve, 800));
-  t.equal(sent(token).length, 1, 'a disconnected bot is not polled');
+  // A disconnected bot is not polled: on the disconnect's signal the gateway stops the poller (its
+  // pending getUpdates is cancelled and its polling ends), and only then lets go of its lease, which a
+  // running poller keeps renewing. With the connection gone from Redis, no gateway starts another.
+  const poller = services.keys.telegramPoller(bot.id);
+  await until(async () => (await redis.exists(poller)) === 0, 'the poller to stop');
   const again = await runCli(['channel', 'telegram', '--bot', bot.id, '--disconnect'], cliEnv);
   t.same(again, { code: 1, stdout: '', stderr: 'Telegram is not connected for this chatbot.\n' });
 });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { createClient } from 'redis';
 import t from 'tap';
 import { fakeOpenAi } from '../../fakes/fake-llm-server.ts';
 import { FakeWhatsApp, textMessage, type FakeWhatsAppSocket } from '../../fakes/fake-whatsapp.ts';
@@ -21,7 +22,10 @@ const gw = await startGateway(
   },
   { events: sink, whatsappSockets: whatsapp.factory, whatsappReconnectMs: 50 },
 );
+// Reads what only Redis shows (which messages were taken in, who holds a lease), on a connection of its own.
+const redis = await createClient({ url: gw.redis.url }).connect();
 t.teardown(async () => {
+  redis.destroy();
   await gw.stop();
   await openai.stop();
 });
@@ -68,6 +72,23 @@ async function linked(name: string): Promise<{ botId: string; socket: FakeWhatsA
 }
 
 const texts = (socket: FakeWhatsAppSocket) => socket.sent.map((m) => [m.jid, m.text]);
+
+/**
+ * Resolves once the chatbot's socket lease has been renewed `count` more times (its expiry moves back
+ * up): the holder renews it every third of its lifetime, and at each renewal a device without a socket
+ * connects again unless it must not.
+ */
+async function leaseRenewals(botId: string, count: number): Promise<void> {
+  const lease = services.keys.whatsappSocket(botId);
+  let last = await redis.pTTL(lease);
+  let renewals = 0;
+  await until(async () => {
+    const ttl = await redis.pTTL(lease);
+    if (ttl > last) renewals += 1;
+    last = ttl;
+    return renewals >= count;
+  }, `${count} renewals of the socket lease`);
+}
 
 t.test('channel whatsapp: links by QR code through the gateway and reports the state', async (t) => {
   const bot = await services.chatbots.create(owner.user.id, { name: 'Linker' });
@@ -118,8 +139,9 @@ t.test('channel whatsapp --phone: a pairing code instead of a QR code', async (t
   t.same(socket.pairingRequests, ['4915100000001']);
   t.match(run.stderr, 'Pairing code for +4915100000001: ABCD-2345\n');
   t.notMatch(run.stderr, /Scan with the phone/);
+  // The device takes each QR code as the socket emits it: a pairing code is asked for (or not) before
+  // showQr returns.
   socket.showQr('2@second-ref');
-  await new Promise((resolve) => setTimeout(resolve, 100));
   t.same(socket.pairingRequests, ['4915100000001'], 'the code is asked for once');
   socket.open('4915100000001:3@s.whatsapp.net');
   await exited;
@@ -173,25 +195,33 @@ t.test('a visitor writes: the AI answers with typing shown, events carry the wha
 });
 
 t.test('messages are taken in once and in order per chat', async (t) => {
-  const { socket } = await linked('Orderly');
+  const { botId, socket } = await linked('Orderly');
   const slow = openai.behaviour;
   openai.behaviour = (req) => ({ text: `AI: ${req.body.messages.at(-1).content}`, delayMs: 50 });
   t.teardown(() => (openai.behaviour = slow));
   const duplicate = textMessage(VISITOR, 'one', { id: 'SAME1' });
   socket.receive([duplicate, textMessage(VISITOR, 'two'), duplicate]);
   socket.receive([duplicate, textMessage(VISITOR, 'three')]);
-  await until(() => socket.sent.length === 3, 'three replies');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // A chat's messages are taken in (or dropped as seen) one after another, each handed to the
+  // conversation, whose turns run in that order. 'three' came last: once it is answered, every message
+  // taken in before it has had its turn, and nothing more can come.
+  await until(() => texts(socket).some(([, text]) => text === 'AI: three'), 'the reply to the last message');
   t.same(texts(socket), [
     [VISITOR, 'AI: one'],
     [VISITOR, 'AI: two'],
     [VISITOR, 'AI: three'],
   ]);
+  const shown = await services.control.show(botId, `wa_${VISITOR}`);
+  t.same(
+    shown.messages.filter((m) => m.role === 'user').map((m) => m.content),
+    ['one', 'two', 'three'],
+    'each message was taken in once',
+  );
 });
 
 t.test('groups, status updates, newsletters, history and protocol messages are ignored', async (t) => {
   const { botId, socket } = await linked('Filter');
-  socket.receive([
+  const ignored = [
     textMessage('120363000000000000@g.us', 'group chat'),
     textMessage('status@broadcast', 'my status'),
     textMessage('120363111111111111@newsletter', 'news'),
@@ -200,11 +230,25 @@ t.test('groups, status updates, newsletters, history and protocol messages are i
     { key: { id: 'R1', remoteJid: VISITOR, fromMe: false }, message: { reactionMessage: { text: '👍' } } },
     { key: { id: 'S1', remoteJid: VISITOR, fromMe: false }, messageStubType: 1 },
     { key: { id: 'E1', remoteJid: VISITOR, fromMe: false } },
-  ]);
-  socket.receive([textMessage(VISITOR, 'old message from history')], 'append');
-  socket.receive([textMessage(VISITOR, 'owner talking to a friend', { fromMe: true })]);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  t.same(socket.sent, []);
+  ];
+  socket.receive(ignored);
+  const history = textMessage(VISITOR, 'old message from history');
+  socket.receive([history], 'append');
+  const owners = textMessage(VISITOR, 'owner talking to a friend', { fromMe: true });
+  socket.receive([owners]);
+  // Then a photo from the visitor. A chat's messages are handled one after another: once the photo is
+  // answered, the owner's message before it has been (it found no conversation to take over). And a
+  // message taken in, in any chat, is first remembered by its id, in the order the messages came, on
+  // one Redis connection: had any of the others been taken in, its id was remembered before the photo's.
+  const photo = { key: { id: 'IMG2', remoteJid: VISITOR, fromMe: false }, message: { imageMessage: {} } };
+  socket.receive([photo]);
+  await until(() => socket.sent.length === 1, 'the notice for the photo');
+  t.same(texts(socket), [[VISITOR, 'Sorry, I can only read text messages.']]);
+  const taken: string[] = [];
+  for (const { key } of [...ignored, history, owners, photo]) {
+    if (await redis.exists(services.keys.whatsappMessage(botId, key!.id!))) taken.push(key!.id!);
+  }
+  t.same(taken, [owners.key!.id, 'IMG2'], 'only the owner message and the photo were taken in');
   t.same(await services.conversations.recent(botId, 10), [], 'no conversation was made');
 });
 
@@ -242,8 +286,14 @@ t.test('the owner answering from the phone takes the conversation over until it 
   release();
   await until(async () => (await services.conversations.discarded(botId, sessionId)).length === 1, 'discard');
   socket.receive([textMessage(VISITOR, 'Great, thanks')]);
-  await until(async () => (await services.control.show(botId, sessionId)).messages.length === 3, 'stored');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Its turn stores it under the conversation's lease, and gives the lease back once it has ended:
+  // silent while the owner holds the conversation, or with the AI's reply stored (and then sent).
+  const lease = services.keys.conversationLease(botId, sessionId);
+  await until(
+    async () =>
+      (await services.control.show(botId, sessionId)).messages.length >= 3 && (await redis.exists(lease)) === 0,
+    'its turn stored and ended',
+  );
   t.same(socket.sent, [], 'the AI never talked over the owner');
   t.same(
     (await services.control.show(botId, sessionId)).messages.map((m) => [m.role, m.content]),
@@ -322,11 +372,15 @@ t.test('a dropped connection reconnects; a logout from the phone leaves the chat
   const status = await runCliJson(['channel', 'whatsapp', '--bot', botId, '--status'], cliEnv);
   t.match(status, { state: 'unlinked', reason: 'logged out from the phone', jid: me.replace(':7', '') });
   t.equal(await services.whatsapp.readCreds(botId), null, 'the auth state is forgotten');
-  await new Promise((resolve) => setTimeout(resolve, 700));
+  // The device keeps its lease, and without a socket it connects again at each renewal unless the
+  // chatbot is unlinked: two renewals after the unlink, the first one's attempt has long been made.
+  await leaseRenewals(botId, 2);
   t.equal(whatsapp.sockets.length, index + 2, 'no reconnect after a logout');
 });
 
 t.test('replies wait for a reconnecting socket: the AI answer and an agent reply arrive once it opens', async (t) => {
+  // Another chatbot's open socket, to see when the pushes published before one to it have been handled.
+  const witness = await linked('Witness');
   const { botId, socket, me } = await linked('Reconnecting');
   const index = whatsapp.sockets.indexOf(socket);
   const sessionId = `wa_${VISITOR}`;
@@ -349,7 +403,12 @@ t.test('replies wait for a reconnecting socket: the AI answer and an agent reply
   await until(async () => (await transcript()).includes('assistant'), 'the AI answer is stored');
   await services.control.takeOver(botId, sessionId, 'Alice');
   await services.control.reply(botId, sessionId, 'Alice', 'Alice here, sorry for the wait.');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The AI answer was handed to the channel as it was stored. Alice's pushes come as signals, which
+  // reach the gateway in the order they were published; each is handed to the channel as it arrives,
+  // sent at once on an open socket, else held until the socket opens. So once a push published after
+  // hers is on the witness's socket, all three are held here, or were sent (which the check would see).
+  await services.visitors.deliver(witness.botId, sessionId, { type: 'notice', content: 'after Alice' });
+  await until(() => witness.socket.sent.length === 1, 'a push published after hers');
   t.same([socket.sent.length, again.sent.length], [0, 0], 'nothing is sent while the socket is closed');
   again.open(me);
   await until(() => again.sent.length === 3, 'both replies after the reconnect');
@@ -381,7 +440,9 @@ t.test('deleting a chatbot logs its WhatsApp device out first', async (t) => {
 });
 
 t.test('one gateway at a time runs a socket; another takes over when it stops', async (t) => {
-  const { socket, me } = await linked('Shared');
+  const { botId, socket, me } = await linked('Shared');
+  const lease = services.keys.whatsappSocket(botId);
+  const holder = await redis.get(lease);
   const other = new FakeWhatsApp();
   const second = await startGateway(
     {
@@ -393,7 +454,11 @@ t.test('one gateway at a time runs a socket; another takes over when it stops', 
     { whatsappSockets: other.factory, whatsappReconnectMs: 50 },
   );
   t.teardown(() => second.stop());
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // The second gateway's channel starts a device per linked chatbot as it starts, each asking for its
+  // lease at once; the gateway's later start-up writes go out after those asks, on the same Redis
+  // connection, so each device has its answer by the time startGateway returns. Refused, it makes no
+  // socket, and asks again only at its next renewal, refused the same while the first one renews.
+  t.equal(await redis.get(lease), holder, 'the first gateway keeps the lease');
   t.equal(other.sockets.length, 0, 'the second gateway waits while the first holds the socket');
   // The first gateway's channel stops (as at shutdown): its socket closes and its lease is let go.
   await gw.app.whatsapp.stop();
