@@ -9,6 +9,8 @@ export interface Route {
   body?: string | Buffer;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Answer only once this settles (a page held back until the test lets it go). */
+  heldUntil?: Promise<void>;
 }
 
 /** One request the site received. */
@@ -64,6 +66,7 @@ export class FakeSite {
     const entry = this.routes.get(path);
     const route = typeof entry === 'function' ? entry(request) : (entry ?? { status: 404, body: 'not found' });
     if (route.delayMs) await new Promise((resolve) => setTimeout(resolve, route.delayMs));
+    await route.heldUntil;
     if (response.destroyed) return;
     response.writeHead(route.status ?? 200, route.headers ?? {});
     response.end(route.body ?? '');

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -39,4 +40,36 @@ export async function runCliJson(args: string[], env: Record<string, string>, in
 /** What a failed CLI run looks like: exit 1, nothing on stdout, one line on stderr. */
 export function cliFailure(stderr: string): CliResult {
   return { code: 1, stdout: '', stderr: `${stderr}\n` };
+}
+
+/**
+ * Runs `switchboard <args>` at a terminal: stdin and stderr on a pseudo-terminal (util-linux `script`)
+ * of `columns` columns (none given: a terminal that reports no width, as an unsized one does), stdout
+ * into `stdoutFile`. `screen` is called with what the terminal shows, as it shows it. `exited` resolves
+ * with the exit code; `kill` ends the run (the terminal hangs up on the command).
+ */
+export function runCliAtTerminal(
+  args: string[],
+  env: Record<string, string>,
+  options: { stdoutFile: string; columns?: number; screen: (text: string) => void },
+): { exited: Promise<number | null>; kill: () => void } {
+  const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+  const size = options.columns === undefined ? '' : `stty cols ${options.columns} rows 24 && `;
+  const command = `${size}exec ${[process.execPath, BIN, ...args].map(quote).join(' ')} > ${quote(options.stdoutFile)}`;
+  // -e: the command's exit code; -q: no start and end lines; /dev/null: no typescript file.
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  child.stdout.on('data', (chunk: Buffer) => options.screen(chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code));
+  });
+  const kill = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    // The command is script's one child (its shell exec'd it), in a session of its own: killed by pid,
+    // as one stuck in a loop never handles the terminal's hang-up.
+    const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8');
+    for (const pid of children.split(' ').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+    child.kill('SIGKILL');
+  };
+  return { exited, kill };
 }
