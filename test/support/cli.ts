@@ -67,9 +67,27 @@ export function runCliAtTerminal(
     if (child.exitCode !== null || child.signalCode !== null) return;
     // The command is script's one child (its shell exec'd it), in a session of its own: killed by pid,
     // as one stuck in a loop never handles the terminal's hang-up.
-    const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8');
-    for (const pid of children.split(' ').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+    for (const pid of childrenOf(child.pid!)) signal(pid);
     child.kill('SIGKILL');
   };
   return { exited, kill };
+}
+
+/** The pids of a process's children; none once it has exited. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** SIGKILL to a process, unless it has exited meanwhile. */
+function signal(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
 }
