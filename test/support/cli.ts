@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -45,19 +45,20 @@ export function cliFailure(stderr: string): CliResult {
 /**
  * Runs `switchboard <args>` at a terminal: stdin and stderr on a pseudo-terminal (util-linux `script`)
  * of `columns` columns (none given: a terminal that reports no width, as an unsized one does), stdout
- * into `stdoutFile`. `screen` is called with what the terminal shows, as it shows it. `exited` resolves
- * with the exit code; `kill` ends the run (the terminal hangs up on the command).
+ * into `stdoutFile`. `screen` is called with what the terminal shows, as it shows it; `type` types at
+ * it; `echoes` tells whether the terminal echoes what is typed. `exited` resolves with the exit code;
+ * `kill` ends the run.
  */
 export function runCliAtTerminal(
   args: string[],
   env: Record<string, string>,
   options: { stdoutFile: string; columns?: number; screen: (text: string) => void },
-): { exited: Promise<number | null>; kill: () => void } {
+): { exited: Promise<number | null>; type: (text: string) => void; echoes: () => boolean; kill: () => void } {
   const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
   const size = options.columns === undefined ? '' : `stty cols ${options.columns} rows 24 && `;
   const command = `${size}exec ${[process.execPath, BIN, ...args].map(quote).join(' ')} > ${quote(options.stdoutFile)}`;
   // -e: the command's exit code; -q: no start and end lines; /dev/null: no typescript file.
-  const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   child.stdout.on('data', (chunk: Buffer) => options.screen(chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
@@ -70,7 +71,15 @@ export function runCliAtTerminal(
     for (const pid of childrenOf(child.pid!)) signal(pid);
     child.kill('SIGKILL');
   };
-  return { exited, kill };
+  const type = (text: string) => void child.stdin.write(text);
+  // The command's terminal (its stdin), and whether its line discipline echoes: `-echo` once off.
+  const echoes = () => {
+    const [pid] = childrenOf(child.pid!);
+    if (pid === undefined) throw new Error('the command is not running');
+    const terminal = readlinkSync(`/proc/${pid}/fd/0`);
+    return !/(^|\s)-echo(\s|$)/.test(execFileSync('stty', ['-F', terminal, '-a'], { encoding: 'utf8' }));
+  };
+  return { exited, type, echoes, kill };
 }
 
 /** The pids of a process's children; none once it has exited. */
