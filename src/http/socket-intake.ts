@@ -19,6 +19,11 @@ export interface FrameReceiver {
   receive(data: RawData, isBinary: boolean): Promise<void>;
   /** The socket went over its frame rate: tell it, once; its frames are dropped until it slows down. */
   overRate(): void;
+  /**
+   * Settles once the socket may be written to (a widget socket: once its ready frame is sent). A close
+   * for policy waits for it, so what the socket is owed by then (the flood's error frame) goes first.
+   */
+  opened?: Promise<unknown>;
 }
 
 /** The detail of the error frame a socket gets when it goes over its frame rate. */
@@ -78,17 +83,24 @@ export class SocketIntake {
   }
 
   /**
-   * Closes the socket with 1008 and `reason` and reads nothing more from it; a peer that has not
-   * closed its side within a second is cut off. Frames already taken in are still handled.
+   * Closes the socket with 1008 and `reason` (once it is opened, see `FrameReceiver.opened`) and reads
+   * nothing more from it; a peer that has not closed its side within a second is cut off. Frames
+   * already taken in are still handled.
    */
   stop(reason: string): void {
     if (this.stopped) return;
     this.stopped = true;
     this.logger.warn({ reason }, 'closed a socket for policy');
-    this.socket.close(POLICY_VIOLATION, reason);
     this.socket.pause();
-    const cutOff = this.clock.setTimeout(() => this.socket.terminate(), CLOSE_GRACE_MS);
-    this.socket.once('close', () => this.clock.clearTimer(cutOff));
+    const close = () => {
+      // Closed meanwhile (the peer went while the socket was being opened): nothing to cut off.
+      if (this.socket.readyState === this.socket.CLOSED) return;
+      this.socket.close(POLICY_VIOLATION, reason);
+      const cutOff = this.clock.setTimeout(() => this.socket.terminate(), CLOSE_GRACE_MS);
+      this.socket.once('close', () => this.clock.clearTimer(cutOff));
+    };
+    if (this.receiver.opened) void this.receiver.opened.then(close);
+    else close();
   }
 
   private arrive(data: RawData, isBinary: boolean): void {

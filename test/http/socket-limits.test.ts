@@ -6,6 +6,7 @@ import { fixedTimeClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { scaleAccount, startGateway, type TestGateway } from '../support/gateway.ts';
+import { LogCapture } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import { WidgetClient, type Refused } from '../support/widget-client.ts';
 
@@ -53,6 +54,41 @@ t.test('a widget socket over its rate: one error frame, frames dropped, closed 1
     client.frames.map((frame) => frame.detail ?? frame.type),
     ['ready', ...Array<string>(5).fill(TYPE_ERROR.detail), RATE_ERROR.detail],
     'nothing for the dropped frames',
+  );
+});
+
+// Found as a flake of socket-flood on a loaded machine: a socket flooding before its ready frame was
+// sent got a bare close, its ready and error frames written after the close had gone out.
+t.test('a widget socket flooding before its ready frame: ready, its error frame, then 1008', async (t) => {
+  const logs = new LogCapture();
+  const gateway = await startGateway(
+    { SOCKET_FRAME_RATE: '1', SOCKET_FRAME_BURST: '2', LOG_LEVEL: 'warn' },
+    { clock: fixedTimeClock(() => now) },
+    logs,
+  );
+  t.teardown(() => gateway.stop());
+  const bot = await newBot(gateway);
+  // The ready frame waits for the session's history, held back until the flood has been noticed.
+  const conversations = gateway.app.services.conversations;
+  const history = conversations.visitorHistory.bind(conversations);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  conversations.visitorHistory = async (...args) => {
+    await held;
+    return history(...args);
+  };
+  const client = await WidgetClient.connect(gateway.baseUrl, { chatbot_id: bot });
+  // Two frames taken in, the third over the rate, the fourth a whole burst in debt.
+  for (let i = 0; i < 4; i += 1) client.send({});
+  await until(() => logs.withMessage('closed a socket for policy').length === 1, 'the flood noticed');
+  release();
+  t.equal(await client.whenClosed(), 1008);
+  t.equal(client.closeReason, 'frame rate exceeded');
+  // The two frames taken in are still handled; whether their answers go out before the close depends
+  // on how their bytes arrived (in one read or more), so they are left out here.
+  t.same(
+    client.frames.filter((frame) => frame.detail !== TYPE_ERROR.detail).map((frame) => frame.detail ?? frame.type),
+    ['ready', RATE_ERROR.detail],
   );
 });
 

@@ -148,6 +148,8 @@ export class WidgetAdapter implements SocketRoute, ChannelPort {
       receive: (data, isBinary) => opened.then(() => this.take(visitor, data, isBinary)),
       // At once, so it goes out before a close that follows; never before the ready frame.
       overRate: () => (isOpen ? tooFast() : void opened.then(tooFast)),
+      // A socket flooding before its ready frame is sent is closed after it, and after its error frame.
+      opened,
     };
   }
 
