@@ -591,16 +591,10 @@ async function measureAtRate(
   reply = FAKE_REPLY,
   onWarmedUp?: () => void,
 ): Promise<Measurement> {
-  const options = {
-    url,
-    headers,
-    rate,
-    duration,
-    warmup: WARMUP_S,
-    connections: CONNECTIONS,
-    expectedBody: replyBody(reply),
-  };
-  const result = await pacedLoad(options, onWarmedUp);
+  const result = await pacedLoad(
+    { url, headers, rate, duration, warmup: WARMUP_S, connections: CONNECTIONS, expectedBody: replyBody(reply) },
+    onWarmedUp,
+  );
   const failures = Object.entries(result.failures);
   if (failures.length > 0) {
     const counts = failures.map(([outcome, count]) => `${outcome}: ${count}`).join(', ');

@@ -1,6 +1,3 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t, { type Test } from 'tap';
 import { FakeSite, html } from '../ingest/fake-site.ts';
 import { cliFailure as failure, runCli, runCliAtTerminal, runCliJson } from '../support/cli.ts';
@@ -112,30 +109,22 @@ async function addAtTerminal(t: Test, name: string, columns?: number): Promise<{
   site.routes.set(`/${name}`, { ...html(name, '<main><p>Returns are free within thirty days.</p></main>'), heldUntil });
   const { user } = await scaleAccount(gw.app);
   const bot = await gw.app.services.chatbots.create(user.id, { name });
-  const dir = await mkdtemp(path.join(tmpdir(), 'switchboard-tty-'));
-  t.teardown(() => rm(dir, { recursive: true }));
-  const stdoutFile = path.join(dir, 'added.json');
-  let screen = '';
-  const { exited, kill } = runCliAtTerminal(
+  const run = runCliAtTerminal(
     ['source', 'add', '--bot', bot.id, '--url', `${site.url}/${name}`, '--wait'],
     env,
-    {
-      stdoutFile,
-      columns,
-      screen: (text) => (screen += text),
-    },
+    columns,
   );
-  t.teardown(kill);
-  await until(() => screen.includes('crawling'), 'the progress on the terminal').catch((error: Error) => {
-    throw new Error(`${error.message}; the terminal showed ${JSON.stringify(screen.slice(0, 500))}`);
+  t.teardown(run.end);
+  await until(() => run.screen().includes('crawling'), 'the progress on the terminal').catch((error: Error) => {
+    throw new Error(`${error.message}; the terminal showed ${JSON.stringify(run.screen().slice(0, 500))}`);
   });
   release();
-  t.equal(await exited, 0);
-  const printed = await readFile(stdoutFile, 'utf8');
+  t.equal(await run.exited, 0);
+  const printed = await run.printed();
   t.equal(printed.split('\n').length, 2, 'one JSON line on stdout');
   const added = JSON.parse(printed);
   t.match(added, { title: name, status: 'done', page_count: 1, chatbot_id: bot.id });
-  return { screen, added };
+  return { screen: run.screen(), added };
 }
 
 t.test('--wait at a terminal: a spinner with the progress on stderr; stdout has only the source', async (t) => {

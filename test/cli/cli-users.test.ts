@@ -1,6 +1,3 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { startGateway } from '../support/gateway.ts';
 import { cliFailure as failure, runCli, runCliAtTerminal, runCliJson } from '../support/cli.ts';
@@ -41,27 +38,19 @@ t.test(
   'user password at a terminal: asked twice, nothing typed shown; differing or cancelled, nothing set',
   async (t) => {
     const user = await runCliJson(['user', 'create', '--email', 'terminal@example.com', '--plan', 'scale'], env);
-    const dir = await mkdtemp(path.join(tmpdir(), 'switchboard-tty-'));
-    t.teardown(() => rm(dir, { recursive: true }));
-    const atTerminal = (name: string) => {
-      let screen = '';
-      const stdoutFile = path.join(dir, name);
-      const run = runCliAtTerminal(['user', 'password', '--user', user.id], env, {
-        stdoutFile,
-        columns: 80,
-        screen: (text) => (screen += text),
-      });
-      t.teardown(run.kill);
+    const atTerminal = () => {
+      const run = runCliAtTerminal(['user', 'password', '--user', user.id], env, 80);
+      t.teardown(run.end);
       /** Types `text` once `prompt` ends the screen and the terminal no longer echoes what is typed. */
       const answer = async (prompt: string, text: string) => {
-        await until(() => screen.endsWith(prompt) && !run.echoes(), prompt);
+        await until(() => run.screen().endsWith(prompt) && !run.echoes(), prompt);
         run.type(text);
       };
-      return { answer, exited: run.exited, screen: () => screen, printed: () => readFile(stdoutFile, 'utf8') };
+      return { ...run, answer };
     };
 
     // A typo taken back with the backspace key.
-    const set = atTerminal('set.json');
+    const set = atTerminal();
     await set.answer('New password: ', 'a long enough secretX\u007f\r');
     await set.answer('Repeat it: ', 'a long enough secret\r');
     t.equal(await set.exited, 0);
@@ -69,7 +58,7 @@ t.test(
     t.same(JSON.parse(await set.printed()), { id: user.id, email: 'terminal@example.com', password_set: true });
     const client = await DashboardClient.signIn(gw.baseUrl, { ...user, password: 'a long enough secret' });
 
-    const differ = atTerminal('differ.json');
+    const differ = atTerminal();
     await differ.answer('New password: ', 'one long enough secret\r');
     await differ.answer('Repeat it: ', 'another long enough secret\r');
     t.equal(await differ.exited, 1);
@@ -77,7 +66,7 @@ t.test(
     t.equal(await differ.printed(), '');
 
     // Ctrl-C: the terminal sends it as a character while the typing is hidden.
-    const cancelled = atTerminal('cancelled.json');
+    const cancelled = atTerminal();
     await cancelled.answer('New password: ', 'half typed\u0003');
     t.equal(await cancelled.exited, 1);
     t.equal(cancelled.screen(), 'New password: \r\nCancelled.\r\n');

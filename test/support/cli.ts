@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -42,44 +44,63 @@ export function cliFailure(stderr: string): CliResult {
   return { code: 1, stdout: '', stderr: `${stderr}\n` };
 }
 
+/** A CLI run at a terminal (see {@link runCliAtTerminal}). */
+export interface TerminalRun {
+  /** The exit code. */
+  exited: Promise<number | null>;
+  /** What the terminal has shown so far. */
+  screen: () => string;
+  /** What the command wrote on stdout (once it has exited). */
+  printed: () => Promise<string>;
+  /** Types at the terminal. */
+  type: (text: string) => void;
+  /** Whether the terminal echoes what is typed. */
+  echoes: () => boolean;
+  /** Kills the run if it is still going and removes its files (a test's teardown). */
+  end: () => Promise<void>;
+}
+
 /**
  * Runs `switchboard <args>` at a terminal: stdin and stderr on a pseudo-terminal (util-linux `script`)
  * of `columns` columns (none given: a terminal that reports no width, as an unsized one does), stdout
- * into `stdoutFile`. `screen` is called with what the terminal shows, as it shows it; `type` types at
- * it; `echoes` tells whether the terminal echoes what is typed. `exited` resolves with the exit code;
- * `kill` ends the run.
+ * into a file of its own.
  */
-export function runCliAtTerminal(
-  args: string[],
-  env: Record<string, string>,
-  options: { stdoutFile: string; columns?: number; screen: (text: string) => void },
-): { exited: Promise<number | null>; type: (text: string) => void; echoes: () => boolean; kill: () => void } {
+export function runCliAtTerminal(args: string[], env: Record<string, string>, columns?: number): TerminalRun {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchboard-tty-'));
+  const stdoutFile = path.join(dir, 'stdout');
   const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
-  const size = options.columns === undefined ? '' : `stty cols ${options.columns} rows 24 && `;
-  const command = `${size}exec ${[process.execPath, BIN, ...args].map(quote).join(' ')} > ${quote(options.stdoutFile)}`;
+  const size = columns === undefined ? '' : `stty cols ${columns} rows 24 && `;
+  const command = `${size}exec ${[process.execPath, BIN, ...args].map(quote).join(' ')} > ${quote(stdoutFile)}`;
   // -e: the command's exit code; -q: no start and end lines; /dev/null: no typescript file.
   const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
-  child.stdout.on('data', (chunk: Buffer) => options.screen(chunk.toString('utf8')));
+  let screen = '';
+  child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve(code));
   });
-  const kill = () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    // The command is script's one child (its shell exec'd it), in a session of its own: killed by pid,
-    // as one stuck in a loop never handles the terminal's hang-up.
-    for (const pid of childrenOf(child.pid!)) signal(pid);
-    child.kill('SIGKILL');
+  return {
+    exited,
+    screen: () => screen,
+    printed: () => readFile(stdoutFile, 'utf8'),
+    type: (text) => void child.stdin.write(text),
+    // The command's terminal (its stdin), and whether its line discipline echoes: `-echo` once off.
+    echoes: () => {
+      const [pid] = childrenOf(child.pid!);
+      if (pid === undefined) throw new Error('the command is not running');
+      const terminal = readlinkSync(`/proc/${pid}/fd/0`);
+      return !/(^|\s)-echo(\s|$)/.test(execFileSync('stty', ['-F', terminal, '-a'], { encoding: 'utf8' }));
+    },
+    end: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        // The command is script's one child (its shell exec'd it), in a session of its own: killed by
+        // pid, as one stuck in a loop never handles the terminal's hang-up.
+        for (const pid of childrenOf(child.pid!)) signal(pid);
+        child.kill('SIGKILL');
+      }
+      await rm(dir, { recursive: true });
+    },
   };
-  const type = (text: string) => void child.stdin.write(text);
-  // The command's terminal (its stdin), and whether its line discipline echoes: `-echo` once off.
-  const echoes = () => {
-    const [pid] = childrenOf(child.pid!);
-    if (pid === undefined) throw new Error('the command is not running');
-    const terminal = readlinkSync(`/proc/${pid}/fd/0`);
-    return !/(^|\s)-echo(\s|$)/.test(execFileSync('stty', ['-F', terminal, '-a'], { encoding: 'utf8' }));
-  };
-  return { exited, type, echoes, kill };
 }
 
 /** The pids of a process's children; none once it has exited. */
