@@ -81,6 +81,33 @@ interface WireFormat {
   stream: StreamFormat;
 }
 
+/**
+ * A behaviour whose answers wait until `release()` (or `capMs`, so that a test whose awaited event never
+ * comes still ends): `answered` then says whether any answer went out before something the test saw,
+ * an order rather than a time.
+ */
+export function heldAnswers(
+  answer: (request: RecordedRequest) => FakeBehaviour,
+  capMs = 5000,
+): { behaviour: FakeLlmServer['behaviour']; release(): void; readonly answered: boolean } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let answered = false;
+  return {
+    behaviour: async (request) => {
+      let cap: NodeJS.Timeout | undefined;
+      await Promise.race([released, new Promise((resolve) => (cap = setTimeout(resolve, capMs)))]);
+      clearTimeout(cap);
+      answered = true;
+      return answer(request);
+    },
+    release,
+    get answered() {
+      return answered;
+    },
+  };
+}
+
 /** One token per word: predictable counts for exact assertions. */
 export const countWords = (text: string): number => text.split(/\s+/).filter(Boolean).length;
 
