@@ -1,3 +1,4 @@
+import { createClient } from 'redis';
 import t from 'tap';
 import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
@@ -68,9 +69,10 @@ t.test(
         redis.zCard(services.keys.pendingEventsDue(bot.id)),
       ]);
     // What Redis is asked to do to the chatbot's pending entries, as MONITOR sees it (a transaction's
-    // commands included).
-    const monitor = await connectRedis({ url: gw.redis.url }, createLogger('silent'));
-    t.teardown(() => monitor.close());
+    // commands included). A bare node-redis client, destroyed at the end: the gateway's connections
+    // PING every few seconds, which a connection in MONITOR mode cannot, and then never closes.
+    const monitor = await createClient({ url: gw.redis.url }).connect();
+    t.teardown(() => monitor.destroy());
     const dueKey = services.keys.pendingEventsDue(bot.id);
     const acknowledgements: string[] = [];
     const seen: string[] = [];
