@@ -22,29 +22,27 @@ const CONTEXT: RetrievedChunk[] = [
 ];
 let retrieverFails = false;
 const FENCE = 'fence-of-chat-test';
-const gw = await startGateway(
-  {
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
-    GEMINI_API_KEY: 'gemini-test',
-    GEMINI_BASE_URL: gemini.url,
-    OLLAMA_HOST: ollama.url,
-    LLM_MAX_RETRIES: '0',
-    LLM_TIMEOUT_MS: '1500',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    CONVERSATION_RATE_LIMIT: '1000',
-  },
-  {
-    events: sink,
-    fenceNonce: () => FENCE,
-    retriever: {
-      retrieve: async () => {
-        if (retrieverFails) throw new Error('retrieval exploded');
-        return CONTEXT;
-      },
+const ENV = {
+  OPENAI_API_KEY: 'sk-test',
+  OPENAI_BASE_URL: `${openai.url}/v1`,
+  GEMINI_API_KEY: 'gemini-test',
+  GEMINI_BASE_URL: gemini.url,
+  OLLAMA_HOST: ollama.url,
+  LLM_MAX_RETRIES: '0',
+  LLM_TIMEOUT_MS: '1500',
+  RATE_LIMIT_PER_MINUTE: '100000',
+  CONVERSATION_RATE_LIMIT: '1000',
+};
+const gw = await startGateway(ENV, {
+  events: sink,
+  fenceNonce: () => FENCE,
+  retriever: {
+    retrieve: async () => {
+      if (retrieverFails) throw new Error('retrieval exploded');
+      return CONTEXT;
     },
   },
-);
+});
 t.teardown(async () => {
   await gw.stop();
   await Promise.all([openai.stop(), gemini.stop(), ollama.stop()]);
@@ -255,13 +253,7 @@ t.test('500 sessions make progress together', async (t) => {
   // gateway fails at once with one call in flight. A gateway of its own, whose LLM timeout (30 s) a
   // loaded machine's slow ramp-up cannot reach (this file's 1.5 s was: calls held 1 s, then a loaded
   // event loop, failed as provider errors).
-  const patient = await startGateway({
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
-    LLM_MAX_RETRIES: '0',
-    LLM_TIMEOUT_MS: '30000',
-    RATE_LIMIT_PER_MINUTE: '100000',
-  });
+  const patient = await startGateway({ ...ENV, LLM_TIMEOUT_MS: '30000' });
   t.teardown(() => patient.stop());
   const account = await scaleAccount(patient.app);
   const parallelBot = await patient.app.services.chatbots.create(account.user.id, {
