@@ -58,16 +58,21 @@ export async function startRedis(extraArgs: string[] = []): Promise<TestRedis> {
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const port = await freePort();
     if (port === 6379) continue;
+    // Its own working directory, removed when it stops: a replica writes the RDB its master sends
+    // there (it once landed in the repository as dump.rdb).
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-redis-'));
     const child = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
-      { stdio: 'ignore' },
+      { stdio: 'ignore', cwd: dir },
     );
     const url = `redis://127.0.0.1:${port}`;
-    if (await answers(url, child)) {
-      return { url, port, stop: () => stopChild(child) };
-    }
-    await stopChild(child);
+    const stop = async () => {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    };
+    if (await answers(url, child)) return { url, port, stop };
+    await stop();
   }
   throw new Error('could not start redis-server on a free port');
 }
