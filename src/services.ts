@@ -229,6 +229,7 @@ export function createServices(
   });
   const sessions = new SessionStore(redis, keys, clock, SESSION_LIFETIME);
   const gateways = new GatewayPresence(redis, keys, clock);
+  const quota = new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS);
   const loginGate = new LoginGate(redis, keys, {
     perEmailAndAddress: config.LOGIN_ATTEMPTS_PER_EMAIL,
     perAddress: config.LOGIN_ATTEMPTS_PER_ADDRESS,
@@ -257,13 +258,14 @@ export function createServices(
       redis,
       keys,
       apiKeys,
+      quota,
       {
         limit: config.RATE_LIMIT_PER_MINUTE,
         windowMs: config.RATE_LIMIT_WINDOW_MS,
       },
       clock,
     ),
-    quota: new QuotaStore(redis, keys, clock, config.PLAN_QUOTAS),
+    quota,
     conversations,
     visitors,
     control: new ConversationControl({

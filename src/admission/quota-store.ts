@@ -3,26 +3,35 @@ import { LuaScript } from '../redis/lua-script.ts';
 import { plainConnection, type RedisClient } from '../redis/redis-client.ts';
 import type { RedisKeys } from '../redis/redis-keys.ts';
 
-// Counting and comparing in one script makes the quota exact under any race; the day counter (the
+// Counting and comparing in one step makes the quota exact under any race; the day counter (the
 // dashboard's chart) is counted in the same call, so it costs no extra round trip. The caller gives the
 // limit of the account's plan, read through the client-side cache (see QuotaStore.consume).
-// Returns 1 when counted, 0 when the month's quota is used up.
-const CONSUME = new LuaScript<{
+// `count_message` returns 1 when counted, 0 when the month's quota is used up. A fragment, so that the
+// API gate's script can count a REST chat's message in the same round trip (see RequestGate).
+export const COUNT_MESSAGE = `
+-- Counted first and given back when over the limit: a message within it costs no read. A counter gets
+-- its lifetime when this function creates it (every counter is created here).
+local function count_message(month, day, limit, month_ttl, day_ttl)
+  local used = redis.call('INCR', month)
+  if used == 1 then redis.call('EXPIRE', month, month_ttl) end
+  if used > tonumber(limit) then
+    redis.call('DECR', month)
+    return 0
+  end
+  if redis.call('INCR', day) == 1 then redis.call('EXPIRE', day, day_ttl) end
+  return 1
+end
+`;
+
+/** What counting one message takes: the month's and the day's counters, the limit and their lifetimes. */
+export interface MessageCount {
   keys: [monthCounter: string, dayCounter: string];
   args: [limit: number, monthTtlSeconds: number, dayTtlSeconds: number];
-  reply: 0 | 1;
-}>(
-  `
--- Counted first and given back when over the limit: a message within it costs no read. A counter gets
--- its lifetime when this script creates it (every counter is created here).
-local used = redis.call('INCR', KEYS[1])
-if used == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-if used > tonumber(ARGV[1]) then
-  redis.call('DECR', KEYS[1])
-  return 0
-end
-if redis.call('INCR', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
-return 1
+}
+
+const CONSUME = new LuaScript<{ keys: MessageCount['keys']; args: MessageCount['args']; reply: 0 | 1 }>(
+  `${COUNT_MESSAGE}
+return count_message(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 `,
   { plain: true },
 );
@@ -75,10 +84,19 @@ export class QuotaStore {
    */
   async consume(userId: string): Promise<QuotaDecision> {
     const plan = await this.redis.hGet(this.keys.user(userId), 'plan');
-    const limit = plan !== null && Object.hasOwn(this.quotas, plan) ? this.quotas[plan] : undefined;
-    if (limit === undefined) return 'unknown-account';
-    const reply = await CONSUME.run(this.redis, this.counters(userId), [limit, MONTH_TTL_SECONDS, DAY_TTL_SECONDS]);
-    return reply === 1 ? 'counted' : 'exhausted';
+    const count = plan === null ? undefined : this.counting(userId, plan);
+    if (count === undefined) return 'unknown-account';
+    return (await CONSUME.run(this.redis, count.keys, count.args)) === 1 ? 'counted' : 'exhausted';
+  }
+
+  /**
+   * What a script needs to count one message of an account on `plan` with `COUNT_MESSAGE` (this UTC
+   * month's and day's counters, the plan's limit); undefined for a plan PLAN_QUOTAS does not name.
+   */
+  counting(userId: string, plan: string): MessageCount | undefined {
+    const limit = Object.hasOwn(this.quotas, plan) ? this.quotas[plan] : undefined;
+    if (limit === undefined) return undefined;
+    return { keys: this.counters(userId), args: [limit, MONTH_TTL_SECONDS, DAY_TTL_SECONDS] };
   }
 
   /** Gives back a message counted for a turn that was then refused. */

@@ -6,7 +6,7 @@ import { HISTORY_SIZE } from './prompt-builder.ts';
 import type { Chatbot } from '../chatbots/chatbot.ts';
 import type { Announce, ConversationStore, StoredMessage, TurnStart } from '../store/conversation-store.ts';
 import type { ScriptSignal } from '../redis/signal-bus.ts';
-import type { QuotaStore } from '../admission/quota-store.ts';
+import type { QuotaDecision, QuotaStore } from '../admission/quota-store.ts';
 import type { EventRelay } from '../webhooks/event-relay.ts';
 import { asksForHuman, matchesKeyword } from './escalation-intent.ts';
 import { checkMessageText } from './message-text.ts';
@@ -39,6 +39,25 @@ export interface InboundMessage {
   recordOnly?: true;
   /** Its metrics and trace, when either is on; set by the conversation router, not by channels. */
   observation?: TurnObservation;
+  /**
+   * The monthly quota's decision, when the channel already asked it: the REST chat counts its message
+   * in the API gate's script (RequestGate.admitKey), and only a message `admissionError` accepts.
+   */
+  quota?: QuotaDecision;
+}
+
+/**
+ * Why a message is refused before it is queued, on every channel (a ValidationError), or undefined:
+ * its text, and a paused chatbot.
+ */
+export function admissionError(message: Pick<InboundMessage, 'chatbot' | 'content'>): ValidationError | undefined {
+  try {
+    checkMessageText(message.content, 'message');
+  } catch (error) {
+    if (error instanceof ValidationError) return error;
+    throw error;
+  }
+  return message.chatbot.is_active ? undefined : new ValidationError('Chatbot is paused.');
 }
 
 /**
@@ -126,21 +145,21 @@ export class TurnPipeline {
 
   /** The rules every message meets before it is queued, on every channel; a ValidationError otherwise. */
   admit(message: InboundMessage): void {
-    checkMessageText(message.content, 'message');
-    if (!message.chatbot.is_active) throw new ValidationError('Chatbot is paused.');
+    const error = admissionError(message);
+    if (error) throw error;
   }
 
   /**
    * Counts the message against its owner's monthly quota (once, however often the turn waits for the
-   * lease), or throws when the quota is spent. The chatbot is registered for the pending-event sweeper
-   * before every attempt to record an entry (a registration lasts a while, so this rarely costs a
-   * round trip), alongside the quota the first time.
+   * lease; not at all when its channel did: `message.quota`), or throws when the quota is spent. The
+   * chatbot is registered for the pending-event sweeper before every attempt to record an entry (a
+   * registration lasts a while, so this rarely costs a round trip), alongside the quota the first time.
    */
   async countQuota(message: InboundMessage, counted: boolean): Promise<void> {
     message.observation?.began();
     const register = this.deps.relay.register(message.chatbot.id);
     if (counted) return void (await register);
-    const [decision] = await Promise.all([this.deps.quota.consume(message.chatbot.user_id), register]);
+    const [decision] = await Promise.all([message.quota ?? this.deps.quota.consume(message.chatbot.user_id), register]);
     if (decision !== 'counted') throw new RateLimitError('Monthly message limit reached.');
   }
 

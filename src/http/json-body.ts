@@ -15,18 +15,23 @@ export interface JsonRequest extends Request {
  */
 export function jsonBody() {
   return async function readJsonBody(req: Request, res: Response) {
-    const text = await readBody(req, res, { limit: MAX_BODY_BYTES, tooLarge: 'Request body is too large.' }, 'utf-8');
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new ValidationError('Request body is not valid JSON.');
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ValidationError('Request body must be a JSON object.');
-    }
-    (req as JsonRequest).body = body as Record<string, unknown>;
+    (req as JsonRequest).body = await readJsonObject(req, res);
   };
+}
+
+/** Reads and parses a request's body as jsonBody() does, for a route that must read it in its handler. */
+export async function readJsonObject(req: Request, res: Response): Promise<Record<string, unknown>> {
+  const text = await readBody(req, res, { limit: MAX_BODY_BYTES, tooLarge: 'Request body is too large.' }, 'utf-8');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ValidationError('Request body is not valid JSON.');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ValidationError('Request body must be a JSON object.');
+  }
+  return body as Record<string, unknown>;
 }
 
 /** How much of a body is read, and what a larger one is told. */

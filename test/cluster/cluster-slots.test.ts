@@ -84,6 +84,9 @@ t.test('every script and transaction keeps to one hash slot on a Redis Cluster',
     });
   const statuses = await Promise.all(['one', 'two', 'three', 'four'].map(async (m) => (await chat(m)).status));
   t.same(statuses.sort(), [200, 200, 200, 429]);
+  // The gate without a message to count (the chat's gate counts its message in the same script).
+  const listed = await fetch(`${base}/api/v1/chatbots`, { headers: { authorization: `Bearer ${key.key}` } });
+  t.equal(listed.status, 200);
   // A widget socket, its open counted per client address.
   const visitor = await WidgetClient.ready(base, { chatbot_id: bot.id });
   await visitor.client.close();

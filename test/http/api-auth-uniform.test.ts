@@ -57,7 +57,14 @@ async function callsOf(token: string): Promise<{ kind: string; calls: Call[] }> 
   const client = recording(redis, calls, generic);
   const keys = services.keys;
   const apiKeys = new ApiKeyStore(client, keys, systemClock);
-  const gate = new RequestGate(client, keys, apiKeys, { limit: 100_000, windowMs: 60_000 }, systemClock);
+  const gate = new RequestGate(
+    client,
+    keys,
+    apiKeys,
+    services.quota,
+    { limit: 100_000, windowMs: 60_000 },
+    systemClock,
+  );
   const decision = await gate.admit(token);
   return { kind: decision.kind, calls };
 }
