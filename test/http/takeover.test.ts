@@ -1,5 +1,5 @@
 import t from 'tap';
-import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { fakeOpenAi, heldAnswers } from '../fakes/fake-llm-server.ts';
 import { runCli } from '../support/cli.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { RecordingSink } from '../support/recording-sink.ts';
@@ -66,15 +66,18 @@ t.test('while an agent holds a conversation: stored, message.received emitted, n
 });
 
 t.test('a takeover during a slow LLM call: the caller gets "" at once, the late reply is discarded', async (t) => {
-  openai.behaviour = () => ({ text: 'too late', delayMs: 1500 });
+  // The LLM's reply is held until the caller has its answer: an order, not a time.
+  const held = heldAnswers(() => ({ text: 'too late' }));
+  openai.behaviour = held.behaviour;
   const calls = openai.requests.length;
   const pending = chat('quick question', 'slow-1');
   const queued = chat('and another', 'slow-1');
   await until(() => openai.requests.length > calls, 'the LLM call');
-  const takenAt = Date.now();
   await services.control.takeOver(bot.id, 'slow-1', 'bob');
   t.same(await pending, { status: 200, body: { response: '' } });
-  t.ok(Date.now() - takenAt < 700, 'answered without waiting for the LLM');
+  t.equal(held.answered, false, 'answered without waiting for the LLM');
+  // The queued message waits for the turn before it, which ends when the LLM's reply comes.
+  held.release();
   t.same(await queued, { status: 200, body: { response: '' } }, 'the queued message meets the takeover too');
   // The late reply discarded: the turn has ended, and the queued message was answered before.
   await until(async () => (await services.conversations.discarded(bot.id, 'slow-1')).length > 0, 'the discard');
