@@ -2,8 +2,9 @@ import t from 'tap';
 import { AccountStore } from '../../src/store/account-store.ts';
 import { ApiKeyStore } from '../../src/store/api-key-store.ts';
 import { QuotaStore } from '../../src/admission/quota-store.ts';
-import { RequestGate } from '../../src/admission/request-gate.ts';
-import { connectRedis } from '../../src/redis/redis-client.ts';
+import { RequestGate, type GateOptions } from '../../src/admission/request-gate.ts';
+import { connectRedis, type RedisClient } from '../../src/redis/redis-client.ts';
+import type { Clock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import { commandsExecutedDuring } from '../support/commands-executed.ts';
 import { RedisKeys } from '../../src/redis/redis-keys.ts';
@@ -13,14 +14,24 @@ import { until } from '../support/until.ts';
 const { server, redis } = await connectedRedis(t);
 const keys = new RedisKeys('sb:');
 
+/** A gate over `client` with the stores it reads: `limits` per key, `quotas` messages a month per plan. */
+function gateOn(
+  client: RedisClient,
+  clock: Pick<Clock, 'nowMicros'>,
+  limits: GateOptions,
+  quotas: Record<string, number>,
+) {
+  const apiKeys = new ApiKeyStore(client, keys, clock);
+  const quota = new QuotaStore(client, keys, clock, quotas);
+  return { apiKeys, quota, gate: new RequestGate(client, keys, apiKeys, quota, limits, clock) };
+}
+
 t.test('a refused request does not use up its second’s last_used_at write', async (t) => {
   let now = Date.UTC(2026, 10, 27, 12, 0, 0) * 1000;
   const clock = { nowMicros: () => now };
   const accounts = new AccountStore(redis, keys, clock, ['free', 'scale']);
-  const apiKeys = new ApiKeyStore(redis, keys, clock);
   // One request per 2 s of the server's time: the second request at once is refused.
-  const quota = new QuotaStore(redis, keys, clock, { scale: 10 });
-  const gate = new RequestGate(redis, keys, apiKeys, quota, { limit: 1, windowMs: 2000 }, clock);
+  const { apiKeys, gate } = gateOn(redis, clock, { limit: 1, windowMs: 2000 }, { scale: 10 });
   const user = await accounts.create('gate@example.com', 'scale');
   const created = await apiKeys.create(user.id, 'gate');
   const lastUsed = async () => (await apiKeys.list(user.id)).find((k) => k.id === created.id)?.last_used_at;
@@ -43,9 +54,7 @@ t.test('a refused request does not use up its second’s last_used_at write', as
 t.test('a message counted in the gate’s own script: one round trip, exact, only for an admitted request', async (t) => {
   const clock = { nowMicros: () => Date.UTC(2026, 10, 27, 12, 0, 0) * 1000 };
   const accounts = new AccountStore(redis, keys, clock, ['free', 'scale']);
-  const apiKeys = new ApiKeyStore(redis, keys, clock);
-  const quota = new QuotaStore(redis, keys, clock, { scale: 3 });
-  const gate = new RequestGate(redis, keys, apiKeys, quota, { limit: 5, windowMs: 60_000 }, clock);
+  const { apiKeys, quota, gate } = gateOn(redis, clock, { limit: 5, windowMs: 60_000 }, { scale: 3 });
   const user = await accounts.create('gate-quota@example.com', 'scale');
   const created = await apiKeys.create(user.id, 'chat');
   const key = (await gate.identify(created.key))!;
@@ -81,14 +90,7 @@ t.test('a message counted in the gate’s own script: one round trip, exact, onl
   t.same(await gate.admitKey(key, true), { kind: 'unauthorized' }, 'a key off the Scale plan');
   t.equal(await quota.used(user.id), 3);
 
-  const unquoted = new RequestGate(
-    redis,
-    keys,
-    apiKeys,
-    new QuotaStore(redis, keys, clock, {}),
-    { limit: 5, windowMs: 60_000 },
-    clock,
-  );
+  const unquoted = gateOn(redis, clock, { limit: 5, windowMs: 60_000 }, {}).gate;
   await accounts.setPlan(user.id, 'scale');
   const other = await accounts.create('gate-unquoted@example.com', 'scale');
   const otherKey = (await unquoted.identify((await apiKeys.create(other.id, 'chat')).key))!;
@@ -109,9 +111,7 @@ t.test('three gateways admitting messages at once: exact key limit and exact quo
     [1, 2, 3].map(async () => {
       const client = await connectRedis({ url: server.url }, createLogger('silent'));
       t.teardown(() => client.close());
-      const apiKeys = new ApiKeyStore(client, keys, clock);
-      const quota = new QuotaStore(client, keys, clock, { scale: 20 });
-      return new RequestGate(client, keys, apiKeys, quota, { limit: 50, windowMs: 60_000 }, clock);
+      return gateOn(client, clock, { limit: 50, windowMs: 60_000 }, { scale: 20 }).gate;
     }),
   );
   const key = (await gates[0]!.identify(created.key))!;

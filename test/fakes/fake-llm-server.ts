@@ -466,3 +466,28 @@ export function fakeOllama(): FakeLlmServer {
     },
   });
 }
+
+/**
+ * The three providers' fakes, started together, with the gateway settings that point a gateway's
+ * chatbots at them (any provider a test's chatbot names), and one stop for all three.
+ */
+export async function startFakeProviders() {
+  const [openai, gemini, ollama] = await Promise.all([
+    fakeOpenAi().start(),
+    fakeGemini().start(),
+    fakeOllama().start(),
+  ]);
+  return {
+    openai,
+    gemini,
+    ollama,
+    env: {
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: `${openai.url}/v1`,
+      GEMINI_API_KEY: 'gemini-test',
+      GEMINI_BASE_URL: gemini.url,
+      OLLAMA_HOST: ollama.url,
+    },
+    stop: async () => void (await Promise.all([openai.stop(), gemini.stop(), ollama.stop()])),
+  };
+}

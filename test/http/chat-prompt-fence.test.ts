@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { fakeGemini, fakeOllama, fakeOpenAi, type RecordedRequest } from '../fakes/fake-llm-server.ts';
+import { type RecordedRequest, startFakeProviders } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { until } from '../support/until.ts';
 import { apiFetch } from '../support/openapi-contract.ts';
@@ -8,18 +8,13 @@ import { apiFetch } from '../support/openapi-contract.ts';
 // system reached the LLM after the closing tag. Each prompt now has its own fence; retrieved text
 // cannot write a fence tag, not even one with the nonce it might know (tests fix the nonce so the
 // hostile text can try exactly that).
-const openai = await fakeOpenAi().start();
-const gemini = await fakeGemini().start();
-const ollama = await fakeOllama().start();
+const providers = await startFakeProviders();
+const { openai, gemini, ollama } = providers;
 let fence = 'unset';
 const issued: string[] = [];
 const gw = await startGateway(
   {
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
-    GEMINI_API_KEY: 'gemini-test',
-    GEMINI_BASE_URL: gemini.url,
-    OLLAMA_HOST: ollama.url,
+    ...providers.env,
     LLM_MAX_RETRIES: '0',
     RATE_LIMIT_PER_MINUTE: '100000',
   },
@@ -32,7 +27,7 @@ const gw = await startGateway(
 );
 t.teardown(async () => {
   await gw.stop();
-  await Promise.all([openai.stop(), gemini.stop(), ollama.stop()]);
+  await providers.stop();
 });
 const { services } = gw.app;
 const owner = await scaleAccount(gw.app);

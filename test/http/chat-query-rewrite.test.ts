@@ -2,25 +2,20 @@ import t from 'tap';
 import { contextBlock, identityRules } from '../../src/conversations/prompt-builder.ts';
 import { REWRITE_INSTRUCTIONS } from '../../src/rag/query-rewrite.ts';
 import { bestRelevance } from '../../src/rag/relevance-floor.ts';
-import { countWords, fakeGemini, fakeOllama, fakeOpenAi, type RecordedRequest } from '../fakes/fake-llm-server.ts';
+import { countWords, type RecordedRequest, startFakeProviders } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import { apiFetch } from '../support/openapi-contract.ts';
 
-const openai = await fakeOpenAi().start();
-const gemini = await fakeGemini().start();
-const ollama = await fakeOllama().start();
+const providers = await startFakeProviders();
+const { openai, gemini, ollama } = providers;
 const logs = new LogCapture();
 const TIMEOUT_MS = 1500;
 const FENCE = 'fence-of-rewrite-test';
 const gw = await startGateway(
   {
-    OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: `${openai.url}/v1`,
-    GEMINI_API_KEY: 'gemini-test',
-    GEMINI_BASE_URL: gemini.url,
-    OLLAMA_HOST: ollama.url,
+    ...providers.env,
     // One retry: a rewrite that times out must not wait for it.
     LLM_MAX_RETRIES: '1',
     LLM_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -33,7 +28,7 @@ const gw = await startGateway(
 );
 t.teardown(async () => {
   await gw.stop();
-  await Promise.all([openai.stop(), gemini.stop(), ollama.stop()]);
+  await providers.stop();
 });
 const { services } = gw.app;
 const owner = await scaleAccount(gw.app);

@@ -1,14 +1,13 @@
 import t from 'tap';
 import { contextBlock, identityRules } from '../../src/conversations/prompt-builder.ts';
 import type { RetrievedChunk } from '../../src/rag/retriever.ts';
-import { fakeGemini, fakeOllama, fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { startFakeProviders } from '../fakes/fake-llm-server.ts';
 import { scaleAccount, startGateway } from '../support/gateway.ts';
 import { RecordingSink } from '../support/recording-sink.ts';
 import { apiFetch } from '../support/openapi-contract.ts';
 
-const openai = await fakeOpenAi().start();
-const gemini = await fakeGemini().start();
-const ollama = await fakeOllama().start();
+const providers = await startFakeProviders();
+const { openai, gemini, ollama } = providers;
 const sink = new RecordingSink();
 const CONTEXT: RetrievedChunk[] = [
   {
@@ -23,11 +22,7 @@ const CONTEXT: RetrievedChunk[] = [
 let retrieverFails = false;
 const FENCE = 'fence-of-chat-test';
 const ENV = {
-  OPENAI_API_KEY: 'sk-test',
-  OPENAI_BASE_URL: `${openai.url}/v1`,
-  GEMINI_API_KEY: 'gemini-test',
-  GEMINI_BASE_URL: gemini.url,
-  OLLAMA_HOST: ollama.url,
+  ...providers.env,
   LLM_MAX_RETRIES: '0',
   LLM_TIMEOUT_MS: '1500',
   RATE_LIMIT_PER_MINUTE: '100000',
@@ -45,7 +40,7 @@ const gw = await startGateway(ENV, {
 });
 t.teardown(async () => {
   await gw.stop();
-  await Promise.all([openai.stop(), gemini.stop(), ollama.stop()]);
+  await providers.stop();
 });
 const { services } = gw.app;
 const owner = await scaleAccount(gw.app);
