@@ -4,7 +4,7 @@ import type { Timer } from '../clock.ts';
 import type { Generation } from '../conversations/turn-generation.ts';
 import type { InboundMessage, StartedTurn, TurnOutcome, TurnPipeline } from '../conversations/turn-pipeline.ts';
 import { RateLimitError } from '../errors.ts';
-import { generated, leaseLost, retry, type ConversationMessage } from './conversation-messages.ts';
+import { generated, leaseLost, releaseStranded, retry, type ConversationMessage } from './conversation-messages.ts';
 import type { ReplyStream } from '../conversations/reply-stream.ts';
 
 /** An inbound message waiting for its turn. `done` fires once its turn has fully ended. */
@@ -33,6 +33,24 @@ interface ActiveTurn {
   stream: ReplyStream | undefined;
 }
 
+/**
+ * A turn of this conversation failed (an outage cut it off, typically) and may have left this process's
+ * lease in Redis: its release failed, or the reply to the script that took it was lost. Another
+ * process's turns would wait for it to lapse (CONVERSATION_LEASE_MS), so it is released as soon as
+ * Redis answers, while no turn of this process is in flight; tried with backoff until it would have
+ * lapsed anyway. A turn of this process that begins meanwhile takes it over (see BEGIN_TURN).
+ */
+interface Stranded {
+  inbound: InboundMessage;
+  /** When the lease would have lapsed by itself (clock micros): no try after that. */
+  lapsesAt: number;
+  tries: number;
+}
+
+/** The first try to release a stranded lease, and the longest wait between tries. */
+const STRANDED_FIRST_TRY_MS = 100;
+const STRANDED_MAX_WAIT_MS = 2000;
+
 /** A conversation actor's memory: only the work in progress; the conversation itself is in Redis. */
 export interface ConversationState {
   waiting: Waiting[];
@@ -40,6 +58,7 @@ export interface ConversationState {
   lastTurnId: number;
   retryScheduled: boolean;
   leaseAttempts: number;
+  stranded: Stranded | undefined;
 }
 
 export const initialConversationState = (): ConversationState => ({
@@ -48,6 +67,7 @@ export const initialConversationState = (): ConversationState => ({
   lastTurnId: 0,
   retryScheduled: false,
   leaseAttempts: 0,
+  stranded: undefined,
 });
 
 /**
@@ -73,7 +93,7 @@ export function conversationBehaviour(pipeline: TurnPipeline) {
         });
         break;
       case 'generated':
-        await finishTurn(pipeline, state, message.turn, message.generation);
+        await finishTurn(pipeline, state, message.turn, message.generation, ctx.self);
         break;
       case 'lease-lost':
         stopTurn(pipeline, state, message.turn);
@@ -83,6 +103,9 @@ export function conversationBehaviour(pipeline: TurnPipeline) {
         break;
       case 'retry':
         state.retryScheduled = false;
+        break;
+      case 'release-stranded':
+        await releaseStrandedLease(pipeline, state, ctx.self);
         break;
     }
     await startWaiting(pipeline, state, ctx.self);
@@ -101,6 +124,7 @@ async function startWaiting(pipeline: TurnPipeline, state: ConversationState, se
       // The turn may have left the queue before it threw: the message behind it must stay.
       if (state.waiting[0] === next) state.waiting.shift();
       pipeline.logger.error({ err: error }, 'conversation turn failed');
+      strand(pipeline, state, next.inbound, self);
       settle(next, { kind: 'failed', error: error as Error });
     }
   }
@@ -136,6 +160,8 @@ async function beginTurn(
   }
   state.waiting.shift();
   state.leaseAttempts = 0;
+  // Its lease is this turn's now (BEGIN_TURN took over any this process had left).
+  state.stranded = undefined;
   try {
     return await runTurn(pipeline, state, next, start, self);
   } catch (error) {
@@ -200,7 +226,13 @@ async function runTurn(
 }
 
 /** Stores the LLM's reply (or nothing, on failure) and answers the requester unless already told. */
-async function finishTurn(pipeline: TurnPipeline, state: ConversationState, id: number, generation: Generation) {
+async function finishTurn(
+  pipeline: TurnPipeline,
+  state: ConversationState,
+  id: number,
+  generation: Generation,
+  self: Ref<ConversationMessage>,
+) {
   const turn = state.turn;
   if (!turn || turn.id !== id) return;
   pipeline.clock.clearTimer(turn.renew);
@@ -213,6 +245,7 @@ async function finishTurn(pipeline: TurnPipeline, state: ConversationState, id: 
     const outcome = await pipeline.store(turn.waiting.inbound, turn.token, generation, turn.askedAt, turn.stream);
     if (!turn.answered) turn.waiting.answer(outcome);
   } catch (error) {
+    strand(pipeline, state, turn.waiting.inbound, self);
     if (turn.answered) pipeline.logger.error({ err: error }, 'conversation turn not ended');
     else turn.waiting.answer({ kind: 'failed', error: error as Error });
   } finally {
@@ -251,6 +284,42 @@ async function applyRefresh(pipeline: TurnPipeline, state: ConversationState): P
     if (!turn.stream) return;
     turn.cut = true;
     turn.stop.abort();
+  }
+}
+
+/** A turn failed and may have left this process's lease behind: its release is scheduled (see `Stranded`). */
+function strand(
+  pipeline: TurnPipeline,
+  state: ConversationState,
+  inbound: InboundMessage,
+  self: Ref<ConversationMessage>,
+) {
+  if (state.stranded) return; // a release is already scheduled
+  state.stranded = { inbound, lapsesAt: pipeline.clock.nowMicros() + pipeline.leaseMs * 1000, tries: 0 };
+  pipeline.clock.setTimeout(() => nact.dispatch(self, releaseStranded), STRANDED_FIRST_TRY_MS);
+}
+
+/**
+ * Releases a stranded lease while no turn is in flight (a turn in flight holds the lease as its own);
+ * Redis still unreachable, it is tried again later, until the lease would have lapsed by itself.
+ */
+async function releaseStrandedLease(pipeline: TurnPipeline, state: ConversationState, self: Ref<ConversationMessage>) {
+  const stranded = state.stranded;
+  if (!stranded || state.turn) return;
+  try {
+    if (await pipeline.releaseOwnLease(stranded.inbound)) {
+      pipeline.logger.info({ chatbot_id: stranded.inbound.chatbot.id }, 'released a lease a failed turn left');
+    }
+    state.stranded = undefined;
+  } catch (error) {
+    stranded.tries += 1;
+    const wait = Math.min(STRANDED_FIRST_TRY_MS * 2 ** stranded.tries, STRANDED_MAX_WAIT_MS);
+    if (pipeline.clock.nowMicros() + wait * 1000 >= stranded.lapsesAt) {
+      state.stranded = undefined;
+      pipeline.logger.warn({ err: error, chatbot_id: stranded.inbound.chatbot.id }, 'stranded lease left to lapse');
+      return;
+    }
+    pipeline.clock.setTimeout(() => nact.dispatch(self, releaseStranded), wait);
   }
 }
 

@@ -12,7 +12,9 @@ export type ConversationMessage =
   /** Takeover, release or escalation changed the record in Redis: reload it now. */
   | { type: 'refresh' }
   /** Another process held the conversation's lease: try the waiting message again. */
-  | { type: 'retry' };
+  | { type: 'retry' }
+  /** Time to let go of a lease a turn cut off by an outage may have left (see `Stranded`). */
+  | { type: 'release-stranded' };
 
 export const inbound = (
   message: InboundMessage,
@@ -27,3 +29,4 @@ export const generated = (turn: number, generation: Generation): ConversationMes
 export const leaseLost = (turn: number): ConversationMessage => ({ type: 'lease-lost', turn });
 export const refresh: ConversationMessage = { type: 'refresh' };
 export const retry: ConversationMessage = { type: 'retry' };
+export const releaseStranded: ConversationMessage = { type: 'release-stranded' };

@@ -352,6 +352,14 @@ export class TurnPipeline {
     await this.deps.conversations.endTurn(message.chatbot.id, message.sessionId, token, null);
   }
 
+  /**
+   * Lets go of the conversation's lease if this process holds one while it has no turn of it in flight:
+   * one a turn cut off by an outage left. True when there was one.
+   */
+  releaseOwnLease(message: InboundMessage): Promise<boolean> {
+    return this.deps.conversations.releaseOwnLease(message.chatbot.id, message.sessionId);
+  }
+
   /** Extends the turn's lease; false when it is no longer the turn's (it lapsed). */
   renewLease(message: InboundMessage, token: string): Promise<boolean> {
     return this.deps.conversations.renewLease(message.chatbot.id, message.sessionId, token, this.leaseMs);

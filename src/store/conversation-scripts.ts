@@ -225,6 +225,23 @@ return 1
   { plain: true },
 );
 
+// Deletes the conversation's lease when this process holds it (its token starts with the process id).
+// Called only while the process has no turn of the conversation in flight, for a lease a turn cut off
+// by an outage could not release: until then it held every other process's turns off (see BEGIN_TURN).
+export const RELEASE_OWN_LEASE = new LuaScript<{
+  keys: [lease: string];
+  args: [processId: string];
+  reply: 0 | 1;
+}>(
+  `
+local held = redis.call('GET', KEYS[1])
+if not held or string.sub(held, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`,
+  { plain: true },
+);
+
 // The entry of a hold's event (`conversation.taken_over` or `.released`), recorded beside the change.
 const HOLD_ENTRY = `
 local function hold_entry(kind, meta, agent, at)

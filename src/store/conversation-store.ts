@@ -21,6 +21,7 @@ import {
   END_TURN,
   ESCALATE,
   RELEASE,
+  RELEASE_OWN_LEASE,
   RENEW_LEASE,
   TAKE_OVER,
   type AppendKeys,
@@ -333,6 +334,21 @@ export class ConversationStore {
       [token, leaseMs],
     );
     return renewed === 1;
+  }
+
+  /**
+   * Lets go of the conversation's lease if this process holds it: for a turn an outage cut off (its
+   * release, or the reply to its BEGIN_TURN, lost), once Redis answers again, so that other processes
+   * need not wait for the lease to lapse. Only while this process has no turn of it in flight. True
+   * when a lease was released.
+   */
+  async releaseOwnLease(chatbotId: string, sessionId: string): Promise<boolean> {
+    const released = await RELEASE_OWN_LEASE.run(
+      this.redis,
+      [this.keys.conversationLease(chatbotId, sessionId)],
+      [this.processId],
+    );
+    return released === 1;
   }
 
   /**

@@ -35,6 +35,11 @@ t.test(
         WEBHOOK_ALLOW_PRIVATE: '1',
         WEBHOOK_RETRY_DELAYS: '1,1,1,1,1,1,1,1',
         WEBHOOK_POLL_MS: '50',
+        // What the failover cut off is taken up again sooner than by default: a message's events by
+        // another gateway a grace period later (1 s instead of 10), and a delivery whose attempt could
+        // not be recorded when its claim lapses (the timeout and 5 s: 6 s instead of 15).
+        PENDING_EVENT_GRACE_MS: '1000',
+        WEBHOOK_TIMEOUT_MS: '1000',
       },
       'cluster',
     );

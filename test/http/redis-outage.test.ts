@@ -7,11 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { createClient } from 'redis';
 import t, { type Test } from 'tap';
 import { startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { fakeOpenAi } from '../fakes/fake-llm-server.ts';
+import { fakeOpenAi, heldAnswers } from '../fakes/fake-llm-server.ts';
 import { WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { ChatLoad, restVisitor, widgetVisitor, type Say, type Sent } from '../support/chat-load.ts';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
@@ -270,6 +271,46 @@ t.test('Redis killed and restarted under chat and widget load: fast failures, no
     [],
     'each of them delivered after the restart',
   );
+});
+
+// A turn the outage cut off could not release its conversation's lease. Its own gateway takes such a
+// lease over at the next turn, but the visitor's next call may reach another gateway (REST behind a
+// load balancer), which waited for it to lapse: 30 s. Now the gateway lets go of it once Redis answers.
+t.test("a turn cut off by the outage lets go of its conversation's lease once Redis is back", async (t) => {
+  const other = await startApp(config, createLogger('silent'), { shutdownGraceMs: 1000 });
+  t.teardown(() => other.stop());
+  const session = 'outage-cut-turn';
+  const lease = app.services.keys.conversationLease(bot.id, session);
+  const held = heldAnswers(() => ({ text: REPLY }), 20_000);
+  openai.behaviour = held.behaviour;
+  const calls = openai.requests.length;
+  const asked = chat('asked as Redis went away', session);
+  await until(() => openai.requests.length > calls, "the turn's LLM call");
+  await killRedis();
+  t.equal((await readyzUntil(503)).status, 503);
+  held.release();
+  const cut = await asked;
+  t.same([cut.status, cut.body], [500, { detail: 'Internal server error.' }], 'its reply could not be stored');
+  openai.behaviour = () => ({ text: REPLY });
+
+  redis = await startDurableRedis();
+  const watcher = await createClient({ url }).connect();
+  t.teardown(() => watcher.destroy());
+  // The lease is there again (the append-only file kept it), then gone: deleted, with most of its
+  // time left, rather than lapsed.
+  let left = await watcher.pTTL(lease);
+  t.ok(left > 0, `the cut turn's lease survived the outage (${left} ms left)`);
+  for (let last = left; left !== -2; last = left) {
+    left = await watcher.pTTL(lease);
+    if (left === -2) t.ok(last > 15_000, `gone with ${last} ms of its 30 s left: released, not lapsed`);
+    else await sleep(10);
+  }
+  const answered = await apiFetch(`http://127.0.0.1:${other.port}/api/v1/chatbots/${bot.id}/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message: 'asked at another gateway', session_id: session }),
+  });
+  t.same([answered.status, await answered.json()], [200, { response: REPLY }], 'another gateway answers at once');
 });
 
 /** Every answer exact and fast; refused while Redis was down, answered before and after. */

@@ -33,6 +33,28 @@ t.test("a lease the process's own cut-off turn left is taken over; another proce
   t.match(await begin(there, 'asked at another gateway'), { kind: 'started' }, 'released for everyone');
 });
 
+t.test("releaseOwnLease lets go of this process's lease only", async (t) => {
+  const session = 'api-lease-own';
+  const lease = keys.conversationLease(chatbotId, session);
+  const cut = await here.beginTurn(chatbotId, session, { content: 'asked as Redis went away', source: 'api' }, limits);
+  if (cut.kind !== 'started') throw new Error(cut.kind);
+  t.equal(await there.releaseOwnLease(chatbotId, session), false, "another process's release leaves it alone");
+  t.equal(await redis.get(lease), cut.token);
+  t.equal(await here.releaseOwnLease(chatbotId, session), true, 'its own process releases it');
+  t.equal(await redis.exists(lease), 0);
+  t.equal(await here.releaseOwnLease(chatbotId, session), false, 'none left to release');
+  const next = await there.beginTurn(
+    chatbotId,
+    session,
+    { content: 'asked at another gateway', source: 'api' },
+    limits,
+  );
+  t.equal(next.kind, 'started', 'another process begins its turn at once');
+  if (next.kind !== 'started') return;
+  t.match(await here.endTurn(chatbotId, session, cut.token, null), { outcome: 'lost-lease' }, 'the cut turn fenced');
+  t.equal(await redis.get(lease), next.token, "and the new turn's lease kept");
+});
+
 t.test('a message refused by the rate limit takes no lease, and leaves a held one alone', async (t) => {
   const session = 'api-lease-limited';
   const lease = keys.conversationLease(chatbotId, session);
