@@ -296,7 +296,11 @@ function strand(
 ) {
   if (state.stranded) return; // a release is already scheduled
   state.stranded = { inbound, lapsesAt: pipeline.clock.nowMicros() + pipeline.leaseMs * 1000, tries: 0 };
-  pipeline.clock.setTimeout(() => nact.dispatch(self, releaseStranded), STRANDED_FIRST_TRY_MS);
+  tryReleaseIn(pipeline, self, STRANDED_FIRST_TRY_MS);
+}
+
+function tryReleaseIn(pipeline: TurnPipeline, self: Ref<ConversationMessage>, ms: number): void {
+  pipeline.clock.setTimeout(() => nact.dispatch(self, releaseStranded), ms);
 }
 
 /**
@@ -319,7 +323,7 @@ async function releaseStrandedLease(pipeline: TurnPipeline, state: ConversationS
       pipeline.logger.warn({ err: error, chatbot_id: stranded.inbound.chatbot.id }, 'stranded lease left to lapse');
       return;
     }
-    pipeline.clock.setTimeout(() => nact.dispatch(self, releaseStranded), wait);
+    tryReleaseIn(pipeline, self, wait);
   }
 }
 

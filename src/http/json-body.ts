@@ -2,6 +2,7 @@ import getRawBody from 'raw-body';
 import type { Request, Response } from 'restify';
 import { TooLargeError, UnsupportedEncodingError, ValidationError } from '../errors.ts';
 import { MAX_BODY_BYTES } from './http-server.ts';
+import { parseJsonObject } from './json-object.ts';
 
 /** A request whose body was read and parsed as a JSON object. */
 export interface JsonRequest extends Request {
@@ -22,16 +23,10 @@ export function jsonBody() {
 /** Reads and parses a request's body as jsonBody() does, for a route that must read it in its handler. */
 export async function readJsonObject(req: Request, res: Response): Promise<Record<string, unknown>> {
   const text = await readBody(req, res, { limit: MAX_BODY_BYTES, tooLarge: 'Request body is too large.' }, 'utf-8');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ValidationError('Request body is not valid JSON.');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ValidationError('Request body must be a JSON object.');
-  }
-  return body as Record<string, unknown>;
+  return parseJsonObject(text, {
+    notJson: 'Request body is not valid JSON.',
+    notObject: 'Request body must be a JSON object.',
+  });
 }
 
 /** How much of a body is read, and what a larger one is told. */

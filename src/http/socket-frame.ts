@@ -1,5 +1,9 @@
 import type { RawData } from 'ws';
 import { ValidationError } from '../errors.ts';
+import { parseJsonObject } from './json-object.ts';
+
+/** A frame's one refusal, whatever was wrong with it. */
+const NOT_AN_OBJECT = 'Frame must be a JSON object.';
 
 /**
  * A client frame as it arrives: the fields of the contract's frames `F` (src/contract/), each of a
@@ -13,18 +17,9 @@ export type FrameFields<F> = { readonly [K in F extends unknown ? keyof F : neve
  * answers with an error frame.
  */
 export function readFrameObject(data: RawData, isBinary: boolean): Record<string, unknown> {
-  if (isBinary) throw new ValidationError('Frame must be a JSON object.');
+  if (isBinary) throw new ValidationError(NOT_AN_OBJECT);
   const text = Array.isArray(data)
     ? Buffer.concat(data).toString('utf8')
     : Buffer.from(data as ArrayBuffer).toString('utf8');
-  let frame: unknown;
-  try {
-    frame = JSON.parse(text);
-  } catch {
-    throw new ValidationError('Frame must be a JSON object.');
-  }
-  if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) {
-    throw new ValidationError('Frame must be a JSON object.');
-  }
-  return frame as Record<string, unknown>;
+  return parseJsonObject(text, { notJson: NOT_AN_OBJECT, notObject: NOT_AN_OBJECT });
 }
